@@ -1,0 +1,157 @@
+// Package plugin is the contract between the host framework and the code that knows one resource
+// type. The framework drives a Plugin; the wasm runtime adapts a sandboxed module to it and tests
+// supply Go doubles, so the runner cannot tell them apart. OpenStack is reached only through a
+// Session, which the framework obtains from a Connector for one credential group.
+//
+// The contract, in the words of RFC 2119:
+//
+//   - WaitForAPI MUST only read. It SHOULD return an error marked Permanent when retrying cannot
+//     help (an API too old, a policy refusal), so the readiness loop stops at once.
+//   - Reconcile MUST converge exactly one CR and MUST be idempotent: a converged CR produces no
+//     writes. It MUST NOT fail for drift OpenStack will not let it fix; it reports that as a note.
+//     It MAY use the group's Cache to share reads between CRs of the same credential group, and
+//     MUST NOT rely on anything surviving past the group.
+//   - Prune MUST delete only resources that carry the plugin's ownership marker and whose name is
+//     not claimed by any desired spec. It MUST treat an empty desired set as "delete nothing"
+//     unless AuthoritativeEmpty is set. It MUST return an error when a delete could not complete,
+//     so the framework keeps the finalizer and the next run retries.
+package plugin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// Metadata describes a plugin to the framework and to operators.
+type Metadata struct {
+	// Name identifies the plugin in logs and configuration, e.g. "ironic-runbooks".
+	Name string
+	// Noun is the human name of one resource, e.g. "ironic runbook"; it appears in status messages.
+	Noun string
+	// EnvPrefix is the default prefix of the hook's environment variables, e.g. "IRONIC_RUNBOOK".
+	EnvPrefix string
+	// BindingName is the default shell-operator binding (and queue) name, e.g. "ironic-runbooks".
+	BindingName string
+	// Probe marks a connectivity probe that reconciles no CRs: its hook only validates a default
+	// credential on start-up.
+	Probe bool
+}
+
+// Plugin is one resource type's reconcile and prune logic. Implementations need not be safe for
+// concurrent use: the framework calls one method at a time.
+type Plugin interface {
+	Metadata() Metadata
+	// CleanupPolicy reports what deleting a CR means, given the hook's PRUNE setting.
+	CleanupPolicy(prune bool) CleanupPolicy
+	// WaitForAPI is one readiness probe attempt; the framework owns retries and delays.
+	WaitForAPI(ctx context.Context, s Session) error
+	// NewCache starts a credential group. The framework closes the cache when the group is done.
+	NewCache(ctx context.Context) (Cache, error)
+	// Reconcile converges one live CR.
+	Reconcile(ctx context.Context, s Session, c Cache, req ReconcileRequest) (Result, error)
+	// Prune deletes owned resources that no desired spec claims. Only called when the cleanup
+	// policy runs prune.
+	Prune(ctx context.Context, s Session, req PruneRequest) error
+	// Close releases the plugin's resources at the end of the run.
+	Close(ctx context.Context) error
+}
+
+// Cache is the state a plugin shares between the CRs of one credential group.
+type Cache interface {
+	Close(ctx context.Context) error
+}
+
+// Object is the Kubernetes identity of the CR being reconciled.
+type Object struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	UID        string
+	// Generation is metadata.generation; nil when the object carries none.
+	Generation *int64
+}
+
+// ReconcileRequest is everything a plugin learns about one CR. Spec never holds
+// cloudCredentialsRef: plugins do not see which credentials they act with.
+type ReconcileRequest struct {
+	Object Object
+	Spec   map[string]any
+	// Status is the CR's current status as read from the binding context (may be nil).
+	Status map[string]any
+}
+
+// Result is a successful reconcile.
+type Result struct {
+	// Notes describe drift OpenStack will not let the plugin fix; the CR is still Synced.
+	Notes []string
+	// ExtraStatus keys are merged at the top level of the CR status.
+	ExtraStatus map[string]any
+}
+
+// PruneRequest asks a plugin to delete what no desired spec claims.
+type PruneRequest struct {
+	// Credentials is the group being pruned (names only, never secret material).
+	Credentials Credentials
+	// DesiredSpecs is the union of every live CR's spec across all credential groups.
+	DesiredSpecs []map[string]any
+	// AuthoritativeEmpty is true when this group has no desired CR because its CRs were deleted,
+	// so an empty desired set really means "nothing is wanted".
+	AuthoritativeEmpty bool
+}
+
+// Credentials names one credential group: a clouds.yaml entry in a Secret in the CR's namespace.
+type Credentials struct {
+	Namespace  string
+	SecretName string
+	CloudName  string
+}
+
+func (c Credentials) String() string {
+	return fmt.Sprintf("namespace=%q secret=%q cloud=%q", c.Namespace, c.SecretName, c.CloudName)
+}
+
+// Compare orders credential groups: namespace, then secret name, then cloud name.
+func (c Credentials) Compare(o Credentials) int {
+	return cmp.Or(cmp.Compare(c.Namespace, o.Namespace), cmp.Compare(c.SecretName, o.SecretName),
+		cmp.Compare(c.CloudName, o.CloudName))
+}
+
+// Connector opens the OpenStack session of one credential group.
+type Connector interface {
+	Connect(ctx context.Context, creds Credentials) (Session, error)
+}
+
+// Session sends requests to OpenStack for one credential group. Errors that retrying cannot fix
+// (authentication or authorization refused) are marked Permanent.
+type Session interface {
+	Do(ctx context.Context, req Request) (*Response, error)
+}
+
+// Request is one OpenStack API call, addressed by catalog service type and a path relative to the
+// service endpoint.
+type Request struct {
+	// Service is the catalog service type, e.g. "network" or "baremetal".
+	Service string
+	Method  string
+	// Path is relative to the endpoint, e.g. "v2.0/flavors"; it never holds a scheme or host.
+	Path  string
+	Query url.Values
+	// Header carries extra request headers; credentials headers are never honoured.
+	Header http.Header
+	// Microversion, when set, is sent in the service's microversion header(s).
+	Microversion string
+	// Body is the JSON request body, if any.
+	Body []byte
+}
+
+// Response is the answer to a Request. Non-2xx statuses are responses, not errors: the plugin
+// decides what a 404 or 409 means.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	Body       []byte
+}
