@@ -8,6 +8,8 @@ require (
 	github.com/tetratelabs/wazero v1.12.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/time v0.14.0 // indirect
+	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	k8s.io/api v0.34.4 // indirect
 	k8s.io/apimachinery v0.34.4 // indirect
 	k8s.io/client-go v0.34.4 // indirect
