@@ -1,0 +1,107 @@
+package hookenv
+
+import "encoding/json"
+
+// Document is the hook configuration shell-operator reads from --config.
+type Document struct {
+	ConfigVersion string    `json:"configVersion"`
+	Settings      Settings  `json:"settings"`
+	OnStartup     int       `json:"onStartup,omitempty"`
+	Kubernetes    []Watch   `json:"kubernetes,omitempty"`
+	Schedule      []Crontab `json:"schedule,omitempty"`
+}
+
+// Settings coalesce a backlog of events into one run at most every 30 s.
+type Settings struct {
+	ExecutionMinInterval string `json:"executionMinInterval"`
+	ExecutionBurst       int    `json:"executionBurst"`
+}
+
+// Watch is one kubernetes binding.
+type Watch struct {
+	Name                 string             `json:"name"`
+	APIVersion           string             `json:"apiVersion"`
+	Kind                 string             `json:"kind"`
+	ExecuteHookOnEvent   []string           `json:"executeHookOnEvent"`
+	JQFilter             string             `json:"jqFilter"`
+	IncludeSnapshotsFrom []string           `json:"includeSnapshotsFrom"`
+	Queue                string             `json:"queue"`
+	Namespace            *NamespaceSelector `json:"namespace,omitempty"`
+}
+
+// NamespaceSelector limits a watch to the listed namespaces.
+type NamespaceSelector struct {
+	NameSelector struct {
+		MatchNames []string `json:"matchNames"`
+	} `json:"nameSelector"`
+}
+
+// Crontab is one schedule binding.
+type Crontab struct {
+	Name                 string   `json:"name"`
+	Crontab              string   `json:"crontab"`
+	IncludeSnapshotsFrom []string `json:"includeSnapshotsFrom"`
+	Queue                string   `json:"queue"`
+}
+
+// ScheduleBinding is the binding name of the periodic full run.
+const ScheduleBinding = "periodic sync"
+
+var settings = Settings{ExecutionMinInterval: "30s", ExecutionBurst: 1}
+
+// DisabledDocument is the no-op configuration: shell-operator needs at least one binding, and an
+// onStartup binding runs nothing that matters.
+func DisabledDocument() Document {
+	return Document{ConfigVersion: "v1", Settings: settings, OnStartup: 10}
+}
+
+// EnabledDocument watches the CRD (in POD_NAMESPACE when set) and, with a crontab, schedules the
+// periodic full run. Queues are named after the binding so a slow hook blocks only itself.
+func EnabledDocument(c Config) Document {
+	w := Watch{
+		Name:                 c.BindingName,
+		APIVersion:           c.APIVersion,
+		Kind:                 c.Kind,
+		ExecuteHookOnEvent:   []string{"Added", "Modified", "Deleted"},
+		JQFilter:             ".",
+		IncludeSnapshotsFrom: []string{c.BindingName},
+		Queue:                c.BindingName,
+	}
+	if c.PodNamespace != "" {
+		w.Namespace = &NamespaceSelector{}
+		w.Namespace.NameSelector.MatchNames = []string{c.PodNamespace}
+	}
+	d := Document{ConfigVersion: "v1", Settings: settings, Kubernetes: []Watch{w}}
+	if c.SyncCrontab != "" {
+		d.Schedule = []Crontab{{
+			Name:                 ScheduleBinding,
+			Crontab:              c.SyncCrontab,
+			IncludeSnapshotsFrom: []string{c.BindingName},
+			Queue:                c.BindingName,
+		}}
+	}
+	return d
+}
+
+// Marshal renders the document as shell-operator reads it: JSON, 2-space indent, final newline.
+func (d Document) Marshal() []byte {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		panic(err) // only plain strings and ints: cannot fail
+	}
+	return append(b, '\n')
+}
+
+// ConfigDocument is what --config prints for a CR plugin: the disabled shape unless
+// <P>_ENABLED=true, in which case the CRD identity must be complete.
+func ConfigDocument(lookup LookupFunc, prefix, bindingName string) (Document, error) {
+	enabled, err := Enabled(lookup, prefix)
+	if err != nil || !enabled {
+		return DisabledDocument(), err
+	}
+	c, err := Load(lookup, prefix, bindingName)
+	if err != nil {
+		return Document{}, err
+	}
+	return EnabledDocument(c), nil
+}

@@ -1,0 +1,160 @@
+// Package hookenv reads the hook's environment contract (spec §1.3) and builds the document
+// shell-operator asks for with --config (spec §1.2).
+//
+// Parsing is strict on purpose: a chart typo such as PRUNE=True must stop the hook with a line that
+// names the variable, not silently mean false.
+package hookenv
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LookupFunc reads one environment variable, like os.LookupEnv.
+type LookupFunc func(name string) (string, bool)
+
+// DefaultSecretNamespace is where credential Secrets are read when neither the CR nor the pod
+// names a namespace.
+const DefaultSecretNamespace = "openstack"
+
+// Config is the hook configuration of one plugin, read from <P>_* and the global variables.
+type Config struct {
+	Prefix      string
+	BindingName string
+
+	Enabled bool
+	// APIVersion is <group>/<version> of the watched CRD.
+	APIVersion string
+	Kind       string
+	// Resource is <plural>.<group>.
+	Resource      string
+	StatusEnabled bool
+	Prune         bool
+	SyncCrontab   string
+	ReadyRetries  int
+	ReadyDelay    time.Duration
+	// PodNamespace is POD_NAMESPACE, "" when unset.
+	PodNamespace string
+}
+
+// Group, Version and Plural address the CRD in API requests.
+func (c Config) Group() string   { g, _, _ := strings.Cut(c.APIVersion, "/"); return g }
+func (c Config) Version() string { _, v, _ := strings.Cut(c.APIVersion, "/"); return v }
+func (c Config) Plural() string  { p, _, _ := strings.Cut(c.Resource, "."); return p }
+
+// CheckTarget reports whether the CRD identity can address a request (spec §5.2).
+func (c Config) CheckTarget() error {
+	if c.Group() == "" || c.Version() == "" || c.Plural() == "" {
+		return fmt.Errorf("cannot derive a CRD request target from api_version=%q and resource=%q",
+			c.APIVersion, c.Resource)
+	}
+	return nil
+}
+
+// Error is a configuration error; its text is the one line an operator needs.
+type Error struct {
+	Name string
+	msg  string
+}
+
+func (e *Error) Error() string { return e.Name + " " + e.msg }
+
+func errorf(name, format string, args ...any) error {
+	return &Error{Name: name, msg: fmt.Sprintf(format, args...)}
+}
+
+// Bool reads a strict boolean: exactly "true" or "false"; unset gives def.
+func Bool(lookup LookupFunc, name string, def bool) (bool, error) {
+	v, ok := lookup(name)
+	if !ok {
+		return def, nil
+	}
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errorf(name, "must be true or false")
+}
+
+// Int reads a base-10 integer (surrounding spaces allowed); unset gives def.
+func Int(lookup LookupFunc, name string, def int) (int, error) {
+	v, ok := lookup(name)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return 0, errorf(name, "must be an integer")
+	}
+	return int(n), nil
+}
+
+// Seconds reads a non-negative, finite number of seconds; unset gives def.
+func Seconds(lookup LookupFunc, name string, def time.Duration) (time.Duration, error) {
+	v, ok := lookup(name)
+	if !ok {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return 0, errorf(name, "must be a number")
+	}
+	// A sleep of NaN, infinity or a negative time has no meaning; a huge value would overflow.
+	if math.IsNaN(f) || f < 0 || f > math.MaxInt64/float64(time.Second) {
+		return 0, errorf(name, "must be a number of seconds between 0 and %d", int64(math.MaxInt64/int64(time.Second)))
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// Required reads a variable that must be set and non-empty.
+func Required(lookup LookupFunc, name string) (string, error) {
+	v, ok := lookup(name)
+	if !ok || v == "" {
+		return "", errorf(name, "is required but not set; ensure the Helm chart has injected it before the hook runs")
+	}
+	return v, nil
+}
+
+// Enabled reads <P>_ENABLED alone: a disabled hook reads nothing else.
+func Enabled(lookup LookupFunc, prefix string) (bool, error) {
+	return Bool(lookup, prefix+"_ENABLED", false)
+}
+
+// Load reads the whole configuration of an enabled hook. The first bad variable is the error.
+func Load(lookup LookupFunc, prefix, bindingName string) (Config, error) {
+	c := Config{Prefix: prefix, BindingName: bindingName}
+	c.PodNamespace, _ = lookup("POD_NAMESPACE")
+	var err error
+	steps := []func() error{
+		func() error { c.Enabled, err = Enabled(lookup, prefix); return err },
+		func() error { c.APIVersion, err = Required(lookup, prefix+"_CRD_API_VERSION"); return err },
+		func() error { c.Kind, err = Required(lookup, prefix+"_CRD_KIND"); return err },
+		func() error { c.Resource, err = Required(lookup, prefix+"_CRD_RESOURCE"); return err },
+		func() error { c.StatusEnabled, err = Bool(lookup, prefix+"_STATUS_ENABLED", false); return err },
+		func() error { c.Prune, err = Bool(lookup, prefix+"_PRUNE", false); return err },
+		func() error {
+			v, _ := lookup(prefix + "_SYNC_CRONTAB")
+			c.SyncCrontab = strings.TrimSpace(v)
+			return nil
+		},
+		func() error {
+			c.ReadyRetries, err = Int(lookup, prefix+"_READY_RETRIES", 30)
+			if err == nil && c.ReadyRetries < 0 {
+				err = errorf(prefix+"_READY_RETRIES", "must not be negative (0 skips the readiness probe)")
+			}
+			return err
+		},
+		func() error { c.ReadyDelay, err = Seconds(lookup, prefix+"_READY_DELAY", 10*time.Second); return err },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return Config{}, err
+		}
+	}
+	return c, nil
+}

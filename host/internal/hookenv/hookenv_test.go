@@ -1,0 +1,137 @@
+package hookenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(kv map[string]string) LookupFunc {
+	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+}
+
+// base is a complete enabled environment; cases override or delete single variables.
+func base() map[string]string {
+	return map[string]string{
+		"P_ENABLED":         "true",
+		"P_CRD_API_VERSION": "neutron.openstack-sync.io/v1alpha1",
+		"P_CRD_KIND":        "NeutronRouterFlavor",
+		"P_CRD_RESOURCE":    "neutronrouterflavors.neutron.openstack-sync.io",
+	}
+}
+
+func TestLoad(t *testing.T) {
+	const unset = "\x00unset"
+	tests := []struct {
+		name string
+		set  map[string]string
+		want func(*Config)
+		err  string
+	}{
+		{name: "defaults", want: func(c *Config) {}},
+		{name: "every value", set: map[string]string{
+			"P_STATUS_ENABLED": "true", "P_PRUNE": "true", "P_SYNC_CRONTAB": "  0 * * * *\n",
+			"P_READY_RETRIES": " 5 ", "P_READY_DELAY": "0.25", "POD_NAMESPACE": "openstack",
+		}, want: func(c *Config) {
+			c.StatusEnabled, c.Prune, c.SyncCrontab = true, true, "0 * * * *"
+			c.ReadyRetries, c.ReadyDelay, c.PodNamespace = 5, 250*time.Millisecond, "openstack"
+		}},
+		{name: "zero retries skip the probe", set: map[string]string{"P_READY_RETRIES": "0"},
+			want: func(c *Config) { c.ReadyRetries = 0 }},
+		{name: "exponent delay", set: map[string]string{"P_READY_DELAY": "1e1"}, want: func(c *Config) {}},
+		{name: "bool 1", set: map[string]string{"P_PRUNE": "1"}, err: "P_PRUNE must be true or false"},
+		{name: "bool True", set: map[string]string{"P_STATUS_ENABLED": "True"}, err: "P_STATUS_ENABLED must be true or false"},
+		{name: "bool spaces", set: map[string]string{"P_PRUNE": " true "}, err: "P_PRUNE must be true or false"},
+		{name: "bool empty", set: map[string]string{"P_PRUNE": ""}, err: "P_PRUNE must be true or false"},
+		{name: "enabled yes", set: map[string]string{"P_ENABLED": "yes"}, err: "P_ENABLED must be true or false"},
+		{name: "retries word", set: map[string]string{"P_READY_RETRIES": "not-a-number"}, err: "P_READY_RETRIES must be an integer"},
+		{name: "retries float", set: map[string]string{"P_READY_RETRIES": "1.5"}, err: "P_READY_RETRIES must be an integer"},
+		{name: "retries negative", set: map[string]string{"P_READY_RETRIES": "-1"}, err: "P_READY_RETRIES must not be negative"},
+		{name: "delay word", set: map[string]string{"P_READY_DELAY": "ten"}, err: "P_READY_DELAY must be a number"},
+		{name: "delay nan", set: map[string]string{"P_READY_DELAY": "nan"}, err: "P_READY_DELAY must be a number of seconds"},
+		{name: "delay inf", set: map[string]string{"P_READY_DELAY": "inf"}, err: "P_READY_DELAY must be a number of seconds"},
+		{name: "delay negative", set: map[string]string{"P_READY_DELAY": "-1"}, err: "P_READY_DELAY must be a number of seconds"},
+		{name: "api version missing", set: map[string]string{"P_CRD_API_VERSION": unset},
+			err: "P_CRD_API_VERSION is required but not set; ensure the Helm chart has injected it before the hook runs"},
+		{name: "kind empty", set: map[string]string{"P_CRD_KIND": ""}, err: "P_CRD_KIND is required but not set"},
+		{name: "resource missing", set: map[string]string{"P_CRD_RESOURCE": unset}, err: "P_CRD_RESOURCE is required but not set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := base()
+			for k, v := range tt.set {
+				if v == unset {
+					delete(e, k)
+				} else {
+					e[k] = v
+				}
+			}
+			got, err := Load(env(e), "P", "b")
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				var cerr *Error
+				assert.ErrorAs(t, err, &cerr)
+				return
+			}
+			require.NoError(t, err)
+			want := Config{Prefix: "P", BindingName: "b", Enabled: true,
+				APIVersion: "neutron.openstack-sync.io/v1alpha1", Kind: "NeutronRouterFlavor",
+				Resource: "neutronrouterflavors.neutron.openstack-sync.io", ReadyRetries: 30, ReadyDelay: 10 * time.Second}
+			tt.want(&want)
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+func TestTarget(t *testing.T) {
+	c := Config{APIVersion: "neutron.openstack-sync.io/v1alpha1", Resource: "neutronrouterflavors.neutron.openstack-sync.io"}
+	require.NoError(t, c.CheckTarget())
+	assert.Equal(t, []string{"neutron.openstack-sync.io", "v1alpha1", "neutronrouterflavors"}, []string{c.Group(), c.Version(), c.Plural()})
+	for _, bad := range []Config{{APIVersion: "v1", Resource: "x.y"}, {APIVersion: "g/", Resource: "x.y"}, {APIVersion: "g/v", Resource: ".y"}} {
+		assert.ErrorContains(t, bad.CheckTarget(), "cannot derive a CRD request target", bad)
+	}
+}
+
+func TestConfigDocumentGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		env    map[string]string
+		err    string
+	}{
+		// A disabled hook reads nothing else, so a broken value elsewhere does not matter.
+		{golden: "disabled.json", env: map[string]string{"P_READY_RETRIES": "x"}},
+		{golden: "disabled.json", env: map[string]string{"P_ENABLED": "false", "P_CRD_KIND": ""}},
+		// A crontab alone does not enable the hook.
+		{golden: "disabled.json", env: map[string]string{"P_SYNC_CRONTAB": "0 * * * *"}},
+		{golden: "enabled-namespaced.json", env: with(base(), "POD_NAMESPACE", "openstack", "P_SYNC_CRONTAB", " 0 * * * * ")},
+		{golden: "enabled-cluster-wide.json", env: with(base(), "POD_NAMESPACE", "", "P_SYNC_CRONTAB", "   ")},
+		{env: map[string]string{"P_ENABLED": "TRUE"}, err: "P_ENABLED must be true or false"},
+		{env: with(base(), "P_CRD_KIND", ""), err: "P_CRD_KIND is required"},
+		{env: with(base(), "P_READY_DELAY", "soon"), err: "P_READY_DELAY must be a number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden+tt.err, func(t *testing.T) {
+			doc, err := ConfigDocument(env(tt.env), "P", "neutron-router-flavors")
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			want, err := os.ReadFile(filepath.Join("testdata", tt.golden))
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(doc.Marshal()))
+		})
+	}
+}
+
+func with(m map[string]string, kv ...string) map[string]string {
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
