@@ -1,0 +1,80 @@
+package pdk
+
+import "fmt"
+
+// LogLevel orders log messages; the host drops levels below its own.
+type LogLevel int
+
+const (
+	LevelDebug LogLevel = iota + 1
+	LevelInfo
+	LevelWarn
+	LevelError
+)
+
+func (l LogLevel) String() string {
+	switch l {
+	case LevelDebug:
+		return "DEBUG"
+	case LevelInfo:
+		return "INFO"
+	case LevelWarn:
+		return "WARN"
+	case LevelError:
+		return "ERROR"
+	}
+	return fmt.Sprintf("LogLevel(%d)", int(l))
+}
+
+// Host is the boundary the package talks through. Under wasm it is the openstack-sync host,
+// reached through the Extism ABI; package pdktest supplies a fake. Plugin code never needs it.
+type Host interface {
+	// Config returns the plugin's configuration value for key (the env var <PREFIX>_<key>).
+	Config(key string) (string, bool)
+	// Log writes one message to the host's log.
+	Log(level LogLevel, msg string)
+	// OpenStack sends one request. A non-2xx status is a Response, not an error; an error means
+	// no response exists (the call was outside the grants, the cloud was unreachable, ...).
+	OpenStack(req *Request) (*Response, error)
+}
+
+// Context is what every handler gets: configuration, logging, the group cache and OpenStack.
+// It is valid only during the handler call it was passed to.
+type Context struct {
+	host  Host
+	cache map[string]any
+}
+
+// NewContext returns a Context backed by h with an empty group cache. Plugin code does not call
+// it: the wasm entry points and pdktest do.
+func NewContext(h Host, cache map[string]any) *Context {
+	if cache == nil {
+		cache = map[string]any{}
+	}
+	return &Context{host: h, cache: cache}
+}
+
+// Host returns the Host behind the Context (pdktest uses it to find its fake).
+func (c *Context) Host() Host { return c.host }
+
+// Cache is a map that lives for one credential group: every Reconcile of the group's CRs sees the
+// same map, and nothing in it survives to another group. Use it to share reads (a list of
+// existing resources) between CRs, never to carry state between runs.
+func (c *Context) Cache() map[string]any { return c.cache }
+
+// Config returns the value of the hook's environment variable <PREFIX>_<key> ("" and false when
+// unset). Nothing else of the host's environment reaches the plugin.
+func (c *Context) Config(key string) (string, bool) { return c.host.Config(key) }
+
+// Log writes a message at level; the host adds the plugin's name and, during Reconcile, the CR.
+func (c *Context) Log(level LogLevel, msg string) { c.host.Log(level, msg) }
+
+// Logf formats a message and logs it at level.
+func (c *Context) Logf(level LogLevel, format string, args ...any) {
+	c.host.Log(level, fmt.Sprintf(format, args...))
+}
+
+// OpenStack returns a client for one catalog service type, e.g. "network" or "baremetal".
+func (c *Context) OpenStack(service string) *ServiceClient {
+	return &ServiceClient{host: c.host, service: service}
+}

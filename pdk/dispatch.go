@@ -1,0 +1,156 @@
+package pdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/openstack-sync/openstack-sync/pdk/internal/wire"
+)
+
+// Entry point names, shared by the wasm exports and the native dispatcher tests.
+const (
+	entryMetadata   = "metadata"
+	entryWaitForAPI = "wait_for_api"
+	entryGroupBegin = "group_begin"
+	entryGroupEnd   = "group_end"
+	entryReconcile  = "reconcile"
+	entryPrune      = "prune"
+)
+
+// instance is the guest-side state of one wasm instance: the open group's cache.
+type instance struct {
+	groupCache map[string]any
+}
+
+var guest instance
+
+type metadataMessage struct {
+	ABIVersion int `json:"abi_version"`
+	Metadata
+}
+
+type reconcileMessage struct {
+	ABIVersion int `json:"abi_version"`
+	ReconcileRequest
+}
+
+type pruneMessage struct {
+	ABIVersion int `json:"abi_version"`
+	PruneRequest
+}
+
+// dispatch runs one entry point: it decodes input, calls the registered handler and encodes its
+// output. A non-nil *wire.Error is what the entry point reports through error_set.
+func (in *instance) dispatch(entry string, input []byte, h Host) ([]byte, *wire.Error) {
+	p := registered
+	if p == nil {
+		return nil, &wire.Error{Message: "no plugin registered: call pdk.Register from an init function", Permanent: true}
+	}
+	if entry != entryMetadata {
+		var env wire.Envelope
+		if err := json.Unmarshal(input, &env); err != nil {
+			return nil, &wire.Error{Message: fmt.Sprintf("%s: decoding input: %v", entry, err), Permanent: true}
+		}
+		if env.ABIVersion != ABIVersion {
+			return nil, &wire.Error{Message: fmt.Sprintf("%s: host speaks ABI version %d, plugin speaks %d",
+				entry, env.ABIVersion, ABIVersion), Permanent: true}
+		}
+	}
+	switch entry {
+	case entryMetadata:
+		return marshal(metadataMessage{ABIVersion: ABIVersion, Metadata: p.Metadata})
+	case entryGroupBegin:
+		in.groupCache = map[string]any{}
+		return nil, nil
+	case entryGroupEnd:
+		in.groupCache = nil
+		return nil, nil
+	case entryWaitForAPI:
+		if p.WaitForAPI == nil {
+			return nil, nil
+		}
+		return nil, toWire(p.WaitForAPI(NewContext(h, nil)))
+	case entryReconcile:
+		if p.Reconcile == nil {
+			return nil, &wire.Error{Message: "plugin has no Reconcile handler", Permanent: true}
+		}
+		var msg reconcileMessage
+		if err := json.Unmarshal(input, &msg); err != nil {
+			return nil, &wire.Error{Message: "reconcile: decoding input: " + err.Error(), Permanent: true}
+		}
+		ctx := NewContext(h, in.groupCache)
+		res, err := p.Reconcile(ctx, &msg.ReconcileRequest)
+		if err != nil {
+			return nil, toWire(err)
+		}
+		if res == nil {
+			res = &Result{}
+		}
+		return marshal(res)
+	case entryPrune:
+		if p.Prune == nil {
+			return nil, &wire.Error{Message: "plugin has no Prune handler", Permanent: true}
+		}
+		var msg pruneMessage
+		if err := json.Unmarshal(input, &msg); err != nil {
+			return nil, &wire.Error{Message: "prune: decoding input: " + err.Error(), Permanent: true}
+		}
+		return nil, toWire(p.Prune(NewContext(h, nil), &msg.PruneRequest))
+	}
+	return nil, &wire.Error{Message: "unknown entry point " + entry, Permanent: true}
+}
+
+func marshal(v any) ([]byte, *wire.Error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, &wire.Error{Message: "encoding output: " + err.Error(), Permanent: true}
+	}
+	return b, nil
+}
+
+func toWire(err error) *wire.Error {
+	if err == nil {
+		return nil
+	}
+	return &wire.Error{Message: err.Error(), Reason: Reason(err), Permanent: IsPermanent(err)}
+}
+
+// decodeResponse turns the host's answer to openstack_request into a Response or an error.
+func decodeResponse(raw []byte) (*Response, error) {
+	var w wire.OpenStackResponse
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("decoding the host's openstack_request answer: %w", err)
+	}
+	if w.Error != nil {
+		return nil, &HostError{Kind: w.Error.Kind, Message: w.Error.Message, IsPermanent: w.Error.Permanent}
+	}
+	body := []byte(w.Body)
+	if len(body) == 0 && w.BodyText != "" {
+		body = []byte(w.BodyText)
+	}
+	return &Response{StatusCode: w.Status, Header: w.Headers, Body: body}, nil
+}
+
+// encodeRequest turns a Request into the openstack_request input.
+func encodeRequest(req *Request) ([]byte, error) {
+	w := wire.OpenStackRequest{Service: req.Service, Method: req.Method, Path: req.Path, Query: req.Query,
+		Headers: req.Header, Microversion: req.Microversion}
+	switch b := req.Body.(type) {
+	case nil:
+	case json.RawMessage:
+		w.Body = b
+	case []byte:
+		w.Body = b
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %s: encoding body: %w", req.Method, req.Service, req.Path, err)
+		}
+		w.Body = raw
+	}
+	if len(w.Body) > 0 && !json.Valid(w.Body) {
+		return nil, errors.New(req.Method + " " + req.Service + " " + req.Path + ": body is not valid JSON")
+	}
+	return json.Marshal(w)
+}

@@ -1,0 +1,199 @@
+package pdk
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type recordingHost struct {
+	config   map[string]string
+	requests []*Request
+	answer   func(*Request) (*Response, error)
+}
+
+func (h *recordingHost) Config(k string) (string, bool) { v, ok := h.config[k]; return v, ok }
+func (h *recordingHost) Log(LogLevel, string)           {}
+func (h *recordingHost) OpenStack(r *Request) (*Response, error) {
+	h.requests = append(h.requests, r)
+	return h.answer(r)
+}
+
+type spec struct {
+	Name string `json:"name"`
+}
+
+func withPlugin(t *testing.T, p Plugin) {
+	t.Helper()
+	old := registered
+	registered = nil
+	Register(p)
+	t.Cleanup(func() { registered = old })
+}
+
+func TestDispatchReconcileUsesGroupCacheAndReturnsResult(t *testing.T) {
+	var seen []int
+	withPlugin(t, Plugin{
+		Metadata:   Metadata{Name: "x", EnvPrefix: "X"},
+		WaitForAPI: func(*Context) error { return nil },
+		Reconcile: func(ctx *Context, req *ReconcileRequest) (*Result, error) {
+			var s spec
+			if err := req.DecodeSpec(&s); err != nil {
+				return nil, err
+			}
+			n, _ := ctx.Cache()["n"].(int)
+			ctx.Cache()["n"] = n + 1
+			seen = append(seen, n)
+			return &Result{Notes: []string{"hello " + s.Name + " " + req.Object.Name}}, nil
+		},
+	})
+	var in instance
+	h := &recordingHost{}
+	input := `{"abi_version":1,"object":{"kind":"K","namespace":"ns","name":"cr"},"spec":{"name":"a"}}`
+	_, werr := in.dispatch(entryGroupBegin, []byte(`{"abi_version":1}`), h)
+	require.Nil(t, werr)
+	for range 2 {
+		out, werr := in.dispatch(entryReconcile, []byte(input), h)
+		require.Nil(t, werr)
+		assert.JSONEq(t, `{"notes":["hello a cr"]}`, string(out))
+	}
+	_, werr = in.dispatch(entryGroupEnd, []byte(`{"abi_version":1}`), h)
+	require.Nil(t, werr)
+	_, werr = in.dispatch(entryGroupBegin, []byte(`{"abi_version":1}`), h)
+	require.Nil(t, werr)
+	_, werr = in.dispatch(entryReconcile, []byte(input), h)
+	require.Nil(t, werr)
+	assert.Equal(t, []int{0, 1, 0}, seen, "the cache is shared within a group and never across groups")
+}
+
+func TestDispatchErrorsCarryReasonAndPermanence(t *testing.T) {
+	withPlugin(t, Plugin{
+		Metadata:   Metadata{Name: "x", EnvPrefix: "X"},
+		WaitForAPI: func(*Context) error { return Permanent(errors.New("API too old")) },
+		Reconcile: func(*Context, *ReconcileRequest) (*Result, error) {
+			return nil, WithReason("FlavorConflict", errors.New("flavor is in use"))
+		},
+	})
+	var in instance
+	_, werr := in.dispatch(entryWaitForAPI, []byte(`{"abi_version":1}`), &recordingHost{})
+	require.NotNil(t, werr)
+	assert.Equal(t, "API too old", werr.Message)
+	assert.True(t, werr.Permanent)
+
+	_, werr = in.dispatch(entryReconcile, []byte(`{"abi_version":1,"spec":{}}`), &recordingHost{})
+	require.NotNil(t, werr)
+	assert.Equal(t, "FlavorConflict", werr.Reason)
+	assert.False(t, werr.Permanent)
+
+	_, werr = in.dispatch(entryReconcile, []byte(`{"abi_version":2,"spec":{}}`), &recordingHost{})
+	require.NotNil(t, werr)
+	assert.Contains(t, werr.Message, "host speaks ABI version 2")
+}
+
+func TestDispatchMetadataAndPruneDecode(t *testing.T) {
+	var got []spec
+	var authoritative bool
+	withPlugin(t, Plugin{
+		Metadata: Metadata{Name: "x", EnvPrefix: "X",
+			Grants:  []Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/a"}}},
+			Cleanup: Cleanup{WhenNoPrune: CleanupBestEffortPrune}},
+		WaitForAPI: func(*Context) error { return nil },
+		Reconcile:  func(*Context, *ReconcileRequest) (*Result, error) { return nil, nil },
+		Prune: func(_ *Context, req *PruneRequest) error {
+			authoritative = req.AuthoritativeEmpty
+			return req.DecodeSpecs(&got)
+		},
+	})
+	var in instance
+	out, werr := in.dispatch(entryMetadata, nil, &recordingHost{})
+	require.Nil(t, werr)
+	assert.JSONEq(t, `{"abi_version":1,"name":"x","noun":"","env_prefix":"X","binding_name":"","has_prune":true,
+		"grants":[{"service":"network","methods":["GET"],"paths":["v2.0/a"]}],"cleanup":{"when_no_prune":"BEST_EFFORT_PRUNE"}}`, string(out))
+	_, werr = in.dispatch(entryPrune, []byte(`{"abi_version":1,"desired_specs":[{"name":"a"},{"name":"b"}],"authoritative_empty":true}`), &recordingHost{})
+	require.Nil(t, werr)
+	assert.Equal(t, []spec{{"a"}, {"b"}}, got)
+	assert.True(t, authoritative)
+}
+
+func TestRegisterRefusesInvalidPlugins(t *testing.T) {
+	ok := func(*Context) error { return nil }
+	rec := func(*Context, *ReconcileRequest) (*Result, error) { return nil, nil }
+	cases := map[string]Plugin{
+		"no name":            {Metadata: Metadata{EnvPrefix: "X"}, WaitForAPI: ok, Reconcile: rec},
+		"no prefix":          {Metadata: Metadata{Name: "x"}, WaitForAPI: ok, Reconcile: rec},
+		"no reconcile":       {Metadata: Metadata{Name: "x", EnvPrefix: "X"}, WaitForAPI: ok},
+		"has prune, no func": {Metadata: Metadata{Name: "x", EnvPrefix: "X", HasPrune: true}, WaitForAPI: ok, Reconcile: rec},
+		"prune policy without prune": {Metadata: Metadata{Name: "x", EnvPrefix: "X",
+			Cleanup: Cleanup{WhenPrune: CleanupFinalizedPrune}}, WaitForAPI: ok, Reconcile: rec},
+		"unknown policy": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Cleanup: Cleanup{WhenPrune: "SOMETIMES"}},
+			WaitForAPI: ok, Reconcile: rec},
+		"empty grant": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Grants: []Grant{{Service: "network"}}},
+			WaitForAPI: ok, Reconcile: rec},
+	}
+	for name, p := range cases {
+		t.Run(name, func(t *testing.T) {
+			old := registered
+			registered = nil
+			defer func() { registered = old }()
+			assert.Panics(t, func() { Register(p) })
+		})
+	}
+}
+
+func TestServiceClientTypedErrorsAndEncoding(t *testing.T) {
+	h := &recordingHost{answer: func(r *Request) (*Response, error) {
+		switch r.Path {
+		case "v2.0/missing":
+			return &Response{StatusCode: 404, Body: []byte(`{"NeutronError":{"message":"Flavor x could not be found"}}`)}, nil
+		case "v1/runbooks/r":
+			return &Response{StatusCode: 409, Body: []byte(`{"error_message":"{\"faultstring\":\"Runbook in use\"}"}`)}, nil
+		}
+		return &Response{StatusCode: 201, Body: []byte(`{"name":"made"}`)}, nil
+	}}
+	ctx := NewContext(h, nil)
+	net := ctx.OpenStack("network")
+
+	err := net.Get("v2.0/missing", nil, nil)
+	assert.True(t, IsNotFound(err))
+	assert.EqualError(t, err, "GET network v2.0/missing: HTTP 404: Flavor x could not be found")
+
+	err = ctx.OpenStack("baremetal").Microversion("1.92").Patch("v1/runbooks/r", []map[string]string{{"op": "add"}}, nil)
+	assert.True(t, IsConflict(err))
+	assert.Equal(t, 409, StatusCode(err))
+	assert.Contains(t, err.Error(), "Runbook in use")
+	assert.Equal(t, "1.92", h.requests[1].Microversion)
+
+	var out spec
+	require.NoError(t, net.Post("v2.0/flavors", spec{Name: "a"}, &out))
+	assert.Equal(t, "made", out.Name)
+	raw, err := encodeRequest(h.requests[2])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"service":"network","method":"POST","path":"v2.0/flavors","body":{"name":"a"}}`, string(raw))
+
+	_, err = encodeRequest(&Request{Method: "POST", Body: []byte("not json")})
+	assert.ErrorContains(t, err, "body is not valid JSON")
+}
+
+func TestDecodeResponse(t *testing.T) {
+	resp, err := decodeResponse([]byte(`{"status":200,"headers":{"X":["y"]},"body":{"a":1}}`))
+	require.NoError(t, err)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.JSONEq(t, `{"a":1}`, string(resp.Body))
+
+	resp, err = decodeResponse([]byte(`{"status":503,"body_text":"down"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "down", string(resp.Body))
+
+	_, err = decodeResponse([]byte(`{"error":{"kind":"grant_denied","message":"no","permanent":true}}`))
+	var he *HostError
+	require.ErrorAs(t, err, &he)
+	assert.True(t, IsPermanent(err))
+	assert.Equal(t, "grant_denied", he.Kind)
+
+	_, err = decodeResponse([]byte(`{`))
+	assert.Error(t, err)
+	_ = json.Valid
+}

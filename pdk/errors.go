@@ -1,0 +1,62 @@
+package pdk
+
+import "errors"
+
+// ReasonError carries a CamelCase reason for the CR's Ready condition (e.g. "FlavorConflict").
+type ReasonError struct {
+	Reason string
+	Err    error
+}
+
+func (e *ReasonError) Error() string { return e.Err.Error() }
+func (e *ReasonError) Unwrap() error { return e.Err }
+
+// WithReason attaches a condition reason to err (nil stays nil).
+func WithReason(reason string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ReasonError{Reason: reason, Err: err}
+}
+
+// Reason returns the reason carried by err, or "".
+func Reason(err error) string {
+	var re *ReasonError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	return ""
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() error   { return e.err }
+func (e *permanentError) Permanent() bool { return true }
+
+// Permanent marks err as one that retrying cannot fix (bad configuration, an API too old,
+// a call outside the grants). From WaitForAPI it stops the readiness loop at once.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+// IsPermanent reports whether any error in err's chain says it is permanent.
+func IsPermanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// HostError is a request the host refused or could not complete: there is no HTTP response.
+type HostError struct {
+	// Kind is "grant_denied", "invalid_request", "unavailable" or "session".
+	Kind    string
+	Message string
+	// IsPermanent is true when retrying cannot help (refused credentials, a missing grant).
+	IsPermanent bool
+}
+
+func (e *HostError) Error() string   { return e.Message }
+func (e *HostError) Permanent() bool { return e.IsPermanent }

@@ -1,0 +1,82 @@
+//go:build wasip1
+
+package pdk
+
+import (
+	"encoding/json"
+
+	extism "github.com/extism/go-pdk"
+)
+
+// extismHost is the Host of a real plugin: the openstack-sync host behind the Extism ABI.
+type extismHost struct{}
+
+//go:wasmimport extism:host/user openstack_request
+func openstackRequest(offset uint64) uint64
+
+func (extismHost) Config(key string) (string, bool) { return extism.GetConfig(key) }
+
+func (extismHost) Log(level LogLevel, msg string) {
+	l := extism.LogInfo
+	switch level {
+	case LevelDebug:
+		l = extism.LogDebug
+	case LevelWarn:
+		l = extism.LogWarn
+	case LevelError:
+		l = extism.LogError
+	}
+	extism.Log(l, msg)
+}
+
+func (extismHost) OpenStack(req *Request) (*Response, error) {
+	in, err := encodeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	mem := extism.AllocateBytes(in)
+	off := openstackRequest(mem.Offset())
+	mem.Free()
+	out := extism.FindMemory(off)
+	raw := out.ReadBytes()
+	out.Free()
+	return decodeResponse(raw)
+}
+
+func run(entry string) int32 {
+	var input []byte
+	if entry != entryMetadata {
+		input = extism.Input()
+	}
+	out, werr := guest.dispatch(entry, input, extismHost{})
+	if werr != nil {
+		b, _ := json.Marshal(werr)
+		extism.SetErrorString(string(b))
+		return 1
+	}
+	if out != nil {
+		extism.Output(out)
+	}
+	return 0
+}
+
+//go:wasmexport openstack_sync_abi_version
+func exportABIVersion() int32 { return ABIVersion }
+
+//go:wasmexport metadata
+func exportMetadata() int32 { return run(entryMetadata) }
+
+//go:wasmexport wait_for_api
+func exportWaitForAPI() int32 { return run(entryWaitForAPI) }
+
+//go:wasmexport group_begin
+func exportGroupBegin() int32 { return run(entryGroupBegin) }
+
+//go:wasmexport group_end
+func exportGroupEnd() int32 { return run(entryGroupEnd) }
+
+//go:wasmexport reconcile
+func exportReconcile() int32 { return run(entryReconcile) }
+
+//go:wasmexport prune
+func exportPrune() int32 { return run(entryPrune) }

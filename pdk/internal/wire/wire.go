@@ -1,0 +1,48 @@
+// Package wire holds the JSON messages that cross the host ABI (docs/abi.md), as the guest sees
+// them. The host keeps its own copy of these shapes: the two sides share a document, not code.
+package wire
+
+import (
+	"encoding/json"
+	"net/url"
+)
+
+// Envelope is the part every host→guest input carries.
+type Envelope struct {
+	ABIVersion int `json:"abi_version"`
+}
+
+// Error is what a failing entry point passes to error_set.
+type Error struct {
+	Message   string `json:"message"`
+	Reason    string `json:"reason,omitempty"`
+	Permanent bool   `json:"permanent,omitempty"`
+}
+
+// OpenStackRequest is the input of the openstack_request host function.
+type OpenStackRequest struct {
+	Service      string              `json:"service"`
+	Method       string              `json:"method"`
+	Path         string              `json:"path"`
+	Query        url.Values          `json:"query,omitempty"`
+	Headers      map[string][]string `json:"headers,omitempty"`
+	Microversion string              `json:"microversion,omitempty"`
+	Body         json.RawMessage     `json:"body,omitempty"`
+}
+
+// OpenStackResponse is the output of the openstack_request host function: either a response of
+// any HTTP status or an Error when there is none.
+type OpenStackResponse struct {
+	Status   int                 `json:"status,omitempty"`
+	Headers  map[string][]string `json:"headers,omitempty"`
+	Body     json.RawMessage     `json:"body,omitempty"`
+	BodyText string              `json:"body_text,omitempty"`
+	Error    *HostError          `json:"error,omitempty"`
+}
+
+// HostError says why the host produced no response.
+type HostError struct {
+	Kind      string `json:"kind"`
+	Message   string `json:"message"`
+	Permanent bool   `json:"permanent,omitempty"`
+}

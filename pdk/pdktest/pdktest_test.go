@@ -1,0 +1,53 @@
+package pdktest_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+)
+
+func TestScriptAnswersInOrderAndRecords(t *testing.T) {
+	ctx := pdktest.New(t, pdktest.Options{
+		Config: map[string]string{"REGION": "r1"},
+		Script: []pdktest.Exchange{
+			{Method: "GET", Service: "network", Path: "v2.0/flavors", Body: map[string]any{"flavors": []any{}}},
+			{Method: "POST", Service: "network", Path: "v2.0/flavors", Status: 409, Body: map[string]any{"NeutronError": map[string]string{"message": "dup"}}},
+		},
+	})
+	var list struct{ Flavors []any }
+	require.NoError(t, ctx.OpenStack("network").Get("v2.0/flavors", nil, &list))
+	err := ctx.OpenStack("network").Post("v2.0/flavors", map[string]string{"name": "a"}, nil)
+	assert.True(t, pdk.IsConflict(err))
+	ctx.Logf(pdk.LevelInfo, "region %s", "r1")
+
+	v, ok := ctx.Config("REGION")
+	assert.True(t, ok)
+	assert.Equal(t, "r1", v)
+	_, ok = ctx.Config("HOME")
+	assert.False(t, ok)
+
+	h := pdktest.Of(t, ctx)
+	reqs := h.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "POST", reqs[1].Method)
+	assert.Equal(t, []pdktest.LogLine{{Level: pdk.LevelInfo, Message: "region r1"}}, h.Logs())
+}
+
+func TestGrantsAreEnforcedLikeTheHost(t *testing.T) {
+	ctx := pdktest.New(t, pdktest.Options{
+		Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/flavors"}}},
+		Handler: func(req *pdk.Request) (*pdk.Response, error) {
+			return pdktest.JSON(200, map[string]any{}), nil
+		},
+	})
+	require.NoError(t, ctx.OpenStack("network").Get("v2.0/flavors", nil, nil))
+	err := ctx.OpenStack("network").Delete("v2.0/flavors/x", nil, nil)
+	var he *pdk.HostError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, "grant_denied", he.Kind)
+	assert.True(t, pdk.IsPermanent(err))
+}

@@ -1,0 +1,214 @@
+package pdk
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ABIVersion is the major version of the host ABI this package speaks (docs/abi.md). A host refuses
+// a plugin whose major version it does not support.
+const ABIVersion = 1
+
+// Plugin is what a plugin author registers: metadata plus handlers. WaitForAPI and Reconcile are
+// required unless Metadata.Probe is set; Prune is optional.
+type Plugin struct {
+	Metadata Metadata
+	// WaitForAPI is one readiness probe attempt. It MUST only read. Return Permanent(err) when
+	// retrying cannot help (an API too old for the plugin).
+	WaitForAPI func(ctx *Context) error
+	// Reconcile converges exactly one CR. It MUST be idempotent and MUST NOT fail for drift that
+	// OpenStack will not let it fix: it reports that as a note in Result.Notes.
+	Reconcile func(ctx *Context, req *ReconcileRequest) (*Result, error)
+	// Prune deletes owned resources that no desired spec claims. It MUST return an error when a
+	// delete could not complete, and MUST delete nothing for an empty desired set unless
+	// req.AuthoritativeEmpty is true.
+	Prune func(ctx *Context, req *PruneRequest) error
+}
+
+// Metadata describes the plugin to the host and to operators.
+type Metadata struct {
+	// Name identifies the plugin in logs and configuration, e.g. "neutron-router-flavors".
+	Name string `json:"name"`
+	// Noun is the human name of one resource, e.g. "router flavor".
+	Noun string `json:"noun"`
+	// EnvPrefix is the default prefix of the hook's environment variables. Every variable
+	// <EnvPrefix>_KEY reaches the plugin as Config("KEY").
+	EnvPrefix string `json:"env_prefix"`
+	// BindingName is the default shell-operator binding name.
+	BindingName string `json:"binding_name"`
+	// Probe marks a connectivity probe that reconciles no CRs.
+	Probe bool `json:"probe,omitempty"`
+	// Grants are the OpenStack calls the plugin needs. The host refuses every other call; the
+	// operator may narrow these further but never widen them.
+	Grants []Grant `json:"grants"`
+	// Cleanup is the deletion-safety policy for each PRUNE setting. The zero value means the
+	// framework default: FINALIZED_PRUNE with PRUNE=true when the plugin has a Prune handler,
+	// NONE otherwise.
+	Cleanup Cleanup `json:"cleanup"`
+	// HasPrune is set by Register when Prune is non-nil; setting it without a Prune handler is an
+	// error.
+	HasPrune bool `json:"has_prune"`
+}
+
+// Grant allows calls to one OpenStack service. A request is allowed when its service equals
+// Service, its method is in Methods and its path matches one of Paths.
+type Grant struct {
+	// Service is the catalog service type, e.g. "network" or "baremetal".
+	Service string `json:"service"`
+	// Methods are upper-case HTTP methods, e.g. "GET", "POST". "*" allows every method.
+	Methods []string `json:"methods"`
+	// Paths are patterns relative to the service endpoint, compared segment by segment: "*"
+	// matches exactly one segment and a final "**" matches any number of trailing segments
+	// (including none). A leading "/" is ignored; the query string is not part of the path.
+	// Example: "v2.0/network_segment_ranges", "v2.0/network_segment_ranges/*".
+	Paths []string `json:"paths"`
+}
+
+// CleanupPolicy is the deletion-safety contract of a plugin for one PRUNE setting.
+type CleanupPolicy string
+
+const (
+	// CleanupDefault leaves the choice to the framework default rule.
+	CleanupDefault CleanupPolicy = ""
+	// CleanupNone runs no prune and holds no finalizer.
+	CleanupNone CleanupPolicy = "NONE"
+	// CleanupBestEffortPrune runs prune but holds no finalizer.
+	CleanupBestEffortPrune CleanupPolicy = "BEST_EFFORT_PRUNE"
+	// CleanupFinalizedPrune runs prune and holds the CR's finalizer until its group pruned.
+	CleanupFinalizedPrune CleanupPolicy = "FINALIZED_PRUNE"
+)
+
+// Cleanup names the policy for each PRUNE setting of the hook.
+type Cleanup struct {
+	// WhenPrune applies when <PREFIX>_PRUNE=true.
+	WhenPrune CleanupPolicy `json:"when_prune,omitempty"`
+	// WhenNoPrune applies when <PREFIX>_PRUNE=false (or unset).
+	WhenNoPrune CleanupPolicy `json:"when_no_prune,omitempty"`
+}
+
+// Object is the Kubernetes identity of the CR being reconciled.
+type Object struct {
+	APIVersion string `json:"api_version"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	UID        string `json:"uid"`
+	// Generation is metadata.generation; nil when the object carries none.
+	Generation *int64 `json:"generation,omitempty"`
+}
+
+func (o Object) String() string { return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name) }
+
+// ReconcileRequest is everything a plugin learns about one CR. Spec never holds
+// cloudCredentialsRef: plugins do not see which credentials they act with.
+type ReconcileRequest struct {
+	Object Object `json:"object"`
+	// Spec is the CR's spec as JSON; decode it with DecodeSpec.
+	Spec json.RawMessage `json:"spec"`
+	// Status is the CR's current status (may be nil).
+	Status map[string]any `json:"status,omitempty"`
+}
+
+// DecodeSpec decodes the CR's spec into v (a pointer to the author's spec struct).
+func (r *ReconcileRequest) DecodeSpec(v any) error {
+	if len(r.Spec) == 0 {
+		return fmt.Errorf("%s: the CR has no spec", r.Object)
+	}
+	if err := json.Unmarshal(r.Spec, v); err != nil {
+		return fmt.Errorf("%s: spec: %w", r.Object, err)
+	}
+	return nil
+}
+
+// Credentials names the credential group being pruned (names only, never secret material).
+type Credentials struct {
+	Namespace  string `json:"namespace"`
+	SecretName string `json:"secret_name"`
+	CloudName  string `json:"cloud_name"`
+}
+
+// PruneRequest asks a plugin to delete what no desired spec claims.
+type PruneRequest struct {
+	Credentials Credentials `json:"credentials"`
+	// DesiredSpecs is the union of every live CR's spec across all credential groups.
+	DesiredSpecs []json.RawMessage `json:"desired_specs"`
+	// AuthoritativeEmpty is true when an empty DesiredSpecs really means "nothing is wanted".
+	AuthoritativeEmpty bool `json:"authoritative_empty"`
+}
+
+// DecodeSpecs decodes every desired spec into out, a pointer to a slice of the author's spec type.
+func (r *PruneRequest) DecodeSpecs(out any) error {
+	raw, err := json.Marshal(r.DesiredSpecs)
+	if err != nil {
+		return fmt.Errorf("desired specs: %w", err)
+	}
+	if r.DesiredSpecs == nil {
+		raw = []byte("[]")
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("desired specs: %w", err)
+	}
+	return nil
+}
+
+// Result is a successful reconcile.
+type Result struct {
+	// Notes describe drift OpenStack will not let the plugin fix; the CR is still Synced.
+	Notes []string `json:"notes,omitempty"`
+	// ExtraStatus keys are merged at the top level of the CR status (declare them in the CRD).
+	ExtraStatus map[string]any `json:"extra_status,omitempty"`
+}
+
+var registered *Plugin
+
+// Register makes p the plugin this module serves. Call it exactly once, from an init function.
+// It panics on an invalid registration, so a broken plugin fails when the host loads it rather
+// than on its first CR.
+func Register(p Plugin) {
+	if registered != nil {
+		panic("pdk.Register called twice")
+	}
+	if p.Prune != nil {
+		p.Metadata.HasPrune = true
+	}
+	if err := validate(&p); err != nil {
+		panic("pdk.Register: " + err.Error())
+	}
+	registered = &p
+}
+
+// Registered returns the plugin passed to Register, or nil.
+func Registered() *Plugin { return registered }
+
+func validate(p *Plugin) error {
+	m := &p.Metadata
+	if m.Name == "" {
+		return fmt.Errorf("Metadata.Name is empty")
+	}
+	if m.EnvPrefix == "" {
+		return fmt.Errorf("plugin %q: Metadata.EnvPrefix is empty", m.Name)
+	}
+	if m.HasPrune && p.Prune == nil {
+		return fmt.Errorf("plugin %q: Metadata.HasPrune is set but Prune is nil", m.Name)
+	}
+	if !m.Probe && (p.WaitForAPI == nil || p.Reconcile == nil) {
+		return fmt.Errorf("plugin %q: WaitForAPI and Reconcile are required", m.Name)
+	}
+	for _, c := range []CleanupPolicy{m.Cleanup.WhenPrune, m.Cleanup.WhenNoPrune} {
+		switch c {
+		case CleanupDefault, CleanupNone:
+		case CleanupBestEffortPrune, CleanupFinalizedPrune:
+			if p.Prune == nil {
+				return fmt.Errorf("plugin %q: cleanup policy %s needs a Prune handler", m.Name, c)
+			}
+		default:
+			return fmt.Errorf("plugin %q: unknown cleanup policy %q", m.Name, c)
+		}
+	}
+	for i, g := range m.Grants {
+		if g.Service == "" || len(g.Methods) == 0 || len(g.Paths) == 0 {
+			return fmt.Errorf("plugin %q: grant %d needs a service, methods and paths", m.Name, i)
+		}
+	}
+	return nil
+}
