@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+)
+
+// fakeIronic holds runbooks and applies the rules of the real service that matter here: runbooks
+// by name or uuid, JSON patch with "add", traits and descriptions only at 1.112, 409 for runbooks
+// marked in use, and marker pagination with a "next" link.
+type fakeIronic struct {
+	max      string
+	asked    version // the microversion the plugin chose; the fake refuses what it does not allow
+	runbooks []map[string]any
+	inUse    map[string]bool
+	pageSize int
+	nextID   int
+}
+
+func newFakeIronic(t *testing.T, max string) *fakeIronic {
+	t.Helper()
+	b, err := os.ReadFile("testdata/runbooks.json")
+	require.NoError(t, err)
+	f := &fakeIronic{max: max, inUse: map[string]bool{}, pageSize: 1000}
+	require.NoError(t, json.Unmarshal(b, &f.runbooks))
+	return f
+}
+
+func (f *fakeIronic) service() *osapitest.Service { return &osapitest.Service{Handle: f.handle} }
+
+func (f *fakeIronic) find(id string) map[string]any {
+	for _, rb := range f.runbooks {
+		if rb["uuid"] == id || rb["name"] == id {
+			return rb
+		}
+	}
+	return nil
+}
+
+func fault(msg string) any {
+	inner, _ := json.Marshal(map[string]any{"faultstring": msg, "debuginfo": nil})
+	return map[string]any{"error_message": string(inner)}
+}
+
+func (f *fakeIronic) view(rb map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range rb {
+		if (k == "traits" || k == "description") && f.asked.less(traitsVersion) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (f *fakeIronic) handle(r osapitest.Request) (int, any) {
+	if r.Path == "/" {
+		return http.StatusOK, map[string]any{
+			"name":            "OpenStack Ironic API",
+			"versions":        []any{map[string]any{"id": "v1", "status": "CURRENT", "version": f.max, "min_version": "1.1"}},
+			"default_version": map[string]any{"id": "v1", "version": f.max},
+		}
+	}
+	rest, ok := strings.CutPrefix(r.Path, runbooksPath)
+	if !ok {
+		return http.StatusNotFound, fault("no route " + r.String())
+	}
+	parts := strings.Split(strings.TrimPrefix(rest, "/"), "/")
+	switch {
+	case rest == "" && r.Method == http.MethodGet:
+		return f.list(r)
+	case rest == "" && r.Method == http.MethodPost:
+		var body map[string]any
+		_ = json.Unmarshal(r.Body, &body)
+		if f.asked.less(traitsVersion) {
+			for _, k := range []string{"description", "traits"} {
+				if _, ok := body[k]; ok {
+					return http.StatusBadRequest, fault("Unknown attribute for argument runbook: " + k)
+				}
+			}
+		}
+		if f.find(body["name"].(string)) != nil {
+			return http.StatusConflict, fault("A runbook with name " + body["name"].(string) + " already exists.")
+		}
+		f.nextID++
+		body["uuid"] = fmt.Sprintf("b0000000-0000-4000-8000-%012d", f.nextID)
+		body["traits"] = []any{}
+		f.runbooks = append(f.runbooks, body)
+		return http.StatusCreated, f.view(body)
+	case len(parts) == 1 && r.Method == http.MethodGet:
+		if rb := f.find(parts[0]); rb != nil {
+			return http.StatusOK, f.view(rb)
+		}
+		return http.StatusNotFound, fault("Runbook " + parts[0] + " could not be found.")
+	case len(parts) == 1 && r.Method == http.MethodPatch:
+		rb := f.find(parts[0])
+		if rb == nil {
+			return http.StatusNotFound, fault("Runbook " + parts[0] + " could not be found.")
+		}
+		var ops []patchOp
+		_ = json.Unmarshal(r.Body, &ops)
+		for _, op := range ops {
+			if op.Op != "add" {
+				return http.StatusBadRequest, fault("unexpected op " + op.Op)
+			}
+			key := strings.TrimPrefix(op.Path, "/")
+			if key == "description" && f.asked.less(traitsVersion) {
+				return http.StatusBadRequest, fault("description needs 1.112")
+			}
+			var v any
+			b, _ := json.Marshal(op.Value)
+			_ = json.Unmarshal(b, &v)
+			rb[key] = v
+		}
+		if rb["public"] == true && rb["owner"] != nil && rb["owner"] != "" {
+			return http.StatusBadRequest, fault("Cannot have a public runbook with an owner")
+		}
+		return http.StatusOK, f.view(rb)
+	case len(parts) == 1 && r.Method == http.MethodDelete:
+		rb := f.find(parts[0])
+		if rb == nil {
+			return http.StatusNotFound, fault("Runbook " + parts[0] + " could not be found.")
+		}
+		if f.inUse[rb["name"].(string)] {
+			return http.StatusConflict, fault("Runbook " + parts[0] + " is in use")
+		}
+		f.runbooks = slices.DeleteFunc(f.runbooks, func(x map[string]any) bool { return x["uuid"] == rb["uuid"] })
+		return http.StatusNoContent, nil
+	case len(parts) == 2 && parts[1] == "traits" && r.Method == http.MethodPut:
+		if f.asked.less(traitsVersion) {
+			return http.StatusNotFound, fault("The requested version does not support runbook traits")
+		}
+		rb := f.find(parts[0])
+		if rb == nil {
+			return http.StatusNotFound, fault("Runbook " + parts[0] + " could not be found.")
+		}
+		var body struct {
+			Traits []string `json:"traits"`
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		rb["traits"] = body.Traits
+		return http.StatusNoContent, nil
+	}
+	return http.StatusMethodNotAllowed, fault("no route " + r.String())
+}
+
+func (f *fakeIronic) list(r osapitest.Request) (int, any) {
+	limit, _ := strconv.Atoi(r.Query.Get("limit"))
+	if limit <= 0 || limit > f.pageSize {
+		limit = f.pageSize
+	}
+	start := 0
+	if m := r.Query.Get("marker"); m != "" {
+		start = slices.IndexFunc(f.runbooks, func(x map[string]any) bool { return x["uuid"] == m }) + 1
+	}
+	end := min(start+limit, len(f.runbooks))
+	page := []any{}
+	for _, rb := range f.runbooks[start:end] {
+		page = append(page, f.view(rb))
+	}
+	resp := map[string]any{"runbooks": page}
+	if end < len(f.runbooks) {
+		resp["next"] = "http://ironic/v1/runbooks?limit=" + strconv.Itoa(limit) + "&marker=" + f.runbooks[end-1]["uuid"].(string)
+	}
+	return http.StatusOK, resp
+}
+
+// connectFake discovers the version like the plugin does and tells the fake what was chosen.
+func connectFake(t *testing.T, f *fakeIronic) (api, *osapitest.Service) {
+	t.Helper()
+	svc := f.service()
+	ver, err := discoverVersion(svc)
+	require.NoError(t, err)
+	f.asked = ver
+	svc.Reset()
+	return api{svc: svc, ver: ver}, svc
+}

@@ -1,0 +1,112 @@
+// Command ironic-runbooks is the openstack-sync plugin that converges IronicRunbook CRs into Ironic
+// runbooks (docs/plugins/ironic-runbooks.md).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+)
+
+var metadata = pdk.Metadata{
+	Name:        "ironic-runbooks",
+	Noun:        "ironic runbook",
+	EnvPrefix:   "IRONIC_RUNBOOK",
+	BindingName: "ironic-runbooks",
+	Grants: []pdk.Grant{
+		// The unversioned root document: microversion discovery.
+		{Service: "baremetal", Methods: []string{"GET"}, Paths: []string{"/"}},
+		{Service: "baremetal", Methods: []string{"GET", "POST"}, Paths: []string{runbooksPath}},
+		{Service: "baremetal", Methods: []string{"GET", "PATCH", "DELETE"}, Paths: []string{runbooksPath + "/*"}},
+		{Service: "baremetal", Methods: []string{"PUT"}, Paths: []string{runbooksPath + "/*/traits"}},
+	},
+	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone},
+}
+
+func init() {
+	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR, Prune: pruneCR})
+}
+
+func main() {}
+
+const cacheKey = "ironic-api"
+
+// connect returns the Ironic client at the group's microversion, discovering it once per cache.
+func connect(ctx *pdk.Context) (api, error) {
+	if a, ok := ctx.Cache()[cacheKey].(api); ok {
+		return a, nil
+	}
+	client := ctx.OpenStack("baremetal")
+	ver, err := discoverVersion(osapi.FromPDK(client))
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			return api{}, pdk.Permanent(pdk.WithReason("IronicTooOld", err))
+		}
+		return api{}, err
+	}
+	a := api{svc: osapi.FromPDK(client.Microversion(ver.String())), ver: ver}
+	ctx.Cache()[cacheKey] = a
+	return a, nil
+}
+
+// waitForAPI checks the microversion, then lists one runbook so a policy refusal surfaces before
+// any CR is reconciled. Neither will change by waiting when it fails for a 401/403.
+func waitForAPI(ctx *pdk.Context) error {
+	a, err := connect(ctx)
+	if err != nil {
+		return err
+	}
+	err = a.svc.Call("GET", runbooksPath, url.Values{"detail": {"true"}, "limit": {"1"}}, nil, nil)
+	if s := osapi.StatusCode(err); s == http.StatusForbidden || s == http.StatusUnauthorized {
+		return pdk.Permanent(fmt.Errorf("Ironic refused to list runbooks: %w", err))
+	}
+	return err
+}
+
+func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	var spec Spec
+	if err := req.DecodeSpec(&spec); err != nil {
+		return nil, pdk.WithReason("InvalidSpec", err)
+	}
+	a, err := connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	notes, err := reconcile(a, spec)
+	var ve *validationError
+	if errors.As(err, &ve) {
+		return nil, pdk.WithReason("InvalidSpec", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pdk.Result{Notes: notes}, nil
+}
+
+func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
+	var desired []Spec
+	if err := req.DecodeSpecs(&desired); err != nil {
+		return err
+	}
+	if len(desired) == 0 && !req.AuthoritativeEmpty {
+		ctx.Logf(pdk.LevelWarn, "skipping ironic runbook prune: no desired runbooks and the empty set is not authoritative")
+		return nil
+	}
+	a, err := connect(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := prune(a, desired, req.AuthoritativeEmpty)
+	for _, name := range out.Deleted {
+		ctx.Logf(pdk.LevelInfo, "deleted ironic runbook %s: no IronicRunbook claims it", name)
+	}
+	for _, name := range out.Unowned {
+		ctx.Logf(pdk.LevelInfo, "keeping ironic runbook %s: no IronicRunbook claims it but it lacks the %s marker", name, markerOwner)
+	}
+	return err
+}

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+)
+
+const runbooksPath = "v1/runbooks"
+
+// Ownership marker: three keys in the runbook's extra. The first one decides ownership; the
+// others say which marker scheme and which CR kind wrote it, for operators reading Ironic.
+const (
+	markerOwner        = "openstack-sync.io/managed-by"
+	markerOwnerValue   = "ironic-runbooks"
+	markerVersion      = "openstack-sync.io/marker-version"
+	markerVersionValue = "v1"
+	markerSource       = "openstack-sync.io/source"
+	markerSourceValue  = "IronicRunbook"
+)
+
+func markers() map[string]any {
+	return map[string]any{markerOwner: markerOwnerValue, markerVersion: markerVersionValue, markerSource: markerSourceValue}
+}
+
+func owned(extra map[string]any) bool { return extra[markerOwner] == markerOwnerValue }
+
+// Spec is IronicRunbook.spec without cloudCredentialsRef.
+type Spec struct {
+	RunbookName    string         `json:"runbookName"`
+	Description    string         `json:"description"`
+	Traits         []string       `json:"traits"`
+	Steps          []any          `json:"steps"`
+	DisableRamdisk bool           `json:"disableRamdisk"`
+	Public         bool           `json:"public"`
+	Owner          string         `json:"owner"`
+	Extra          map[string]any `json:"extra"`
+}
+
+// step is one runbook step in the form Ironic stores it.
+type step struct {
+	Interface string         `json:"interface"`
+	Step      string         `json:"step"`
+	Args      map[string]any `json:"args"`
+	Order     int64          `json:"order"`
+}
+
+// runbook is the part of an Ironic runbook the plugin reads.
+type runbook struct {
+	UUID           string         `json:"uuid"`
+	Name           string         `json:"name"`
+	Steps          []step         `json:"steps"`
+	DisableRamdisk bool           `json:"disable_ramdisk"`
+	Public         bool           `json:"public"`
+	Owner          *string        `json:"owner"`
+	Extra          map[string]any `json:"extra"`
+	Description    *string        `json:"description"`
+	Traits         []string       `json:"traits"`
+}
+
+func (r runbook) owner() string {
+	if r.Owner == nil {
+		return ""
+	}
+	return *r.Owner
+}
+
+func (r runbook) description() string {
+	if r.Description == nil {
+		return ""
+	}
+	return *r.Description
+}
+
+var validInterfaces = []string{"bios", "deploy", "firmware", "management", "power", "raid", "vendor"}
+
+// validationError is a spec that can never converge; the CR reports reason InvalidSpec.
+type validationError struct{ msg string }
+
+func (e *validationError) Error() string { return e.msg }
+
+func invalid(format string, args ...any) error {
+	return &validationError{msg: fmt.Sprintf(format, args...)}
+}
+
+// desiredSteps validates spec.steps and returns them as Ironic will store them. Orders arrive as
+// numbers or numeric strings ("3") because the CRD keeps args free-form and older CRs may carry
+// strings; anything else is refused naming the step.
+func (s Spec) desiredSteps() ([]step, error) {
+	if len(s.Steps) == 0 {
+		return nil, invalid("spec.steps must list at least one step")
+	}
+	out := make([]step, 0, len(s.Steps))
+	for i, raw := range s.Steps {
+		obj, ok := raw.(map[string]any)
+		if !ok {
+			return nil, invalid("spec.steps[%d] must be an object", i)
+		}
+		var st step
+		for _, k := range []string{"interface", "step", "order"} {
+			if obj[k] == nil {
+				return nil, invalid("spec.steps[%d].%s must be set", i, k)
+			}
+		}
+		iface, ok1 := obj["interface"].(string)
+		name, ok2 := obj["step"].(string)
+		if !ok1 || !ok2 || name == "" {
+			return nil, invalid("spec.steps[%d]: interface and step must be non-empty strings", i)
+		}
+		if !slices.Contains(validInterfaces, iface) {
+			return nil, invalid("spec.steps[%d].interface must be one of %s; got %q", i, strings.Join(validInterfaces, ", "), iface)
+		}
+		order, err := toOrder(obj["order"])
+		if err != nil {
+			return nil, invalid("spec.steps[%d].order %v", i, err)
+		}
+		st.Interface, st.Step, st.Order = iface, name, order
+		st.Args = map[string]any{}
+		if a, ok := obj["args"]; ok && a != nil {
+			args, ok := a.(map[string]any)
+			if !ok {
+				return nil, invalid("spec.steps[%d].args must be an object", i)
+			}
+			st.Args = args
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func toOrder(v any) (int64, error) {
+	switch t := v.(type) {
+	case float64:
+		if t != float64(int64(t)) || t < 0 {
+			return 0, fmt.Errorf("must be a whole number >= 0; got %v", t)
+		}
+		return int64(t), nil
+	case json.Number:
+		n, err := t.Int64()
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("must be a whole number >= 0; got %v", t)
+		}
+		return n, nil
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("must be a whole number >= 0; got %q", t)
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("must be a whole number >= 0; got %v", v)
+}
+
+func (s Spec) validate() error {
+	if s.RunbookName == "" {
+		return invalid("spec.runbookName must be set")
+	}
+	if s.Public && s.Owner != "" {
+		return invalid("spec.public and spec.owner are both set, but Ironic forbids an owner on a public runbook; set one of them")
+	}
+	return nil
+}
+
+// desiredExtra is spec.extra with the ownership marker laid over it: the marker always wins, so a
+// spec cannot disown its runbook by accident.
+func (s Spec) desiredExtra() map[string]any {
+	out := maps.Clone(s.Extra)
+	if out == nil {
+		out = map[string]any{}
+	}
+	maps.Copy(out, markers())
+	return out
+}
+
+// stepSet renders steps order-insensitively: Ironic runs steps by their order field, not by list
+// position, so a reordered list is no change.
+func stepSet(steps []step) []string {
+	out := make([]string, 0, len(steps))
+	for _, st := range steps {
+		if st.Args == nil {
+			st.Args = map[string]any{}
+		}
+		j, err := canon.JSON(st)
+		if err != nil {
+			j = fmt.Sprintf("%#v", st)
+		}
+		out = append(out, j)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// api is the Ironic endpoint at the microversion chosen for the group.
+type api struct {
+	svc osapi.Service
+	ver version
+}
+
+func (a api) traitsSupported() bool { return !a.ver.less(traitsVersion) }
+
+func runbookPath(id string) string { return runbooksPath + "/" + url.PathEscape(id) }
+
+// get returns the runbook named name, or nil when Ironic has none.
+func (a api) get(name string) (*runbook, error) {
+	var rb runbook
+	err := a.svc.Call("GET", runbookPath(name), nil, nil, &rb)
+	if osapi.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read runbook %q: %w", name, err)
+	}
+	if rb.Extra == nil {
+		rb.Extra = map[string]any{}
+	}
+	return &rb, nil
+}
+
+// reconcile converges one runbook and returns its notes.
+func reconcile(a api, s Spec) ([]string, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	steps, err := s.desiredSteps()
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	cur, err := a.get(s.RunbookName)
+	if err != nil {
+		return nil, err
+	}
+	// What Ironic will hold afterwards: public always follows the spec, an unset spec owner
+	// keeps Ironic's owner unless the runbook turns public.
+	ownerAfter := s.Owner
+	if ownerAfter == "" && !s.Public && cur != nil {
+		ownerAfter = cur.owner()
+	}
+	if cur == nil {
+		cur, err = a.create(s, steps)
+	} else {
+		err = a.update(cur, s, steps)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.traitsSupported() {
+		if err := a.syncTraits(cur, s); err != nil {
+			return nil, err
+		}
+	} else {
+		if len(s.Traits) > 0 {
+			notes = append(notes, fmt.Sprintf("traits %s are not applied: Ironic offers API %s and runbook traits need %s",
+				strings.Join(sortedCopy(s.Traits), ", "), a.ver, traitsVersion))
+		}
+		if s.Description != "" {
+			notes = append(notes, fmt.Sprintf("description is not applied: Ironic offers API %s and runbook descriptions need %s",
+				a.ver, traitsVersion))
+		}
+	}
+	if !s.Public && ownerAfter == "" {
+		notes = append(notes, "the runbook is neither public nor owned, so no project can see it and no project-scoped token can use it; "+
+			"set spec.owner to a project id or spec.public to true")
+	}
+	return notes, nil
+}
+
+func (a api) create(s Spec, steps []step) (*runbook, error) {
+	body := map[string]any{
+		"name":            s.RunbookName,
+		"steps":           steps,
+		"public":          s.Public,
+		"disable_ramdisk": s.DisableRamdisk,
+		"extra":           s.desiredExtra(),
+		"owner":           nil,
+	}
+	if s.Owner != "" {
+		body["owner"] = s.Owner
+	}
+	if s.Description != "" && a.traitsSupported() {
+		body["description"] = s.Description
+	}
+	var rb runbook
+	if err := a.svc.Call("POST", runbooksPath, nil, body, &rb); err != nil {
+		return nil, fmt.Errorf("create runbook %q: %w", s.RunbookName, err)
+	}
+	if rb.UUID == "" {
+		return nil, fmt.Errorf("create runbook %q: Ironic answered without a uuid", s.RunbookName)
+	}
+	return &rb, nil
+}
+
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// patchFor is the JSON patch that turns cur into the spec, using only "add" (which replaces an
+// existing member), so it applies whether Ironic stored the member or not. An unowned runbook is
+// adopted by the same patch: its extra gains the marker.
+func patchFor(cur *runbook, s Spec, steps []step, withDescription bool) []patchOp {
+	var ops []patchOp
+	add := func(path string, v any) { ops = append(ops, patchOp{Op: "add", Path: path, Value: v}) }
+	if !slices.Equal(stepSet(cur.Steps), stepSet(steps)) {
+		add("/steps", steps)
+	}
+	if !canon.Equal(cur.Extra, s.desiredExtra()) {
+		add("/extra", s.desiredExtra())
+	}
+	if cur.Public != s.Public {
+		add("/public", s.Public)
+	}
+	if cur.DisableRamdisk != s.DisableRamdisk {
+		add("/disable_ramdisk", s.DisableRamdisk)
+	}
+	if withDescription && cur.description() != s.Description {
+		add("/description", s.Description)
+	}
+	switch {
+	case s.Owner != "" && cur.owner() != s.Owner:
+		add("/owner", s.Owner)
+	case s.Public && cur.owner() != "":
+		// Ironic refuses a public runbook with an owner; an unset spec owner otherwise leaves
+		// Ironic's value alone.
+		add("/owner", nil)
+	}
+	return ops
+}
+
+func (a api) update(cur *runbook, s Spec, steps []step) error {
+	ops := patchFor(cur, s, steps, a.traitsSupported())
+	if len(ops) == 0 {
+		return nil
+	}
+	if cur.UUID == "" {
+		return fmt.Errorf("runbook %q came back without a uuid, so it cannot be updated", s.RunbookName)
+	}
+	var rb runbook
+	if err := a.svc.Call("PATCH", runbookPath(cur.UUID), nil, ops, &rb); err != nil {
+		return fmt.Errorf("update runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
+	}
+	if rb.UUID != "" {
+		rb.Traits = cur.Traits
+		*cur = rb
+	}
+	return nil
+}
+
+// syncTraits replaces the runbook's trait set in one request when it differs.
+func (a api) syncTraits(cur *runbook, s Spec) error {
+	want := sortedCopy(s.Traits)
+	if slices.Equal(sortedCopy(cur.Traits), want) {
+		return nil
+	}
+	if cur.UUID == "" {
+		return fmt.Errorf("runbook %q came back without a uuid, so its traits cannot be set", s.RunbookName)
+	}
+	if want == nil {
+		want = []string{}
+	}
+	if err := a.svc.Call("PUT", runbookPath(cur.UUID)+"/traits", nil, map[string]any{"traits": want}, nil); err != nil {
+		return fmt.Errorf("set traits of runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
+	}
+	cur.Traits = want
+	return nil
+}
+
+func sortedCopy(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

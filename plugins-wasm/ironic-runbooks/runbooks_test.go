@@ -1,0 +1,355 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDiscoverVersion(t *testing.T) {
+	cases := []struct {
+		max  string
+		want string
+		err  string
+	}{
+		{max: "1.96", want: "1.96"},
+		{max: "1.112", want: "1.112"},
+		{max: "1.130", want: "1.112"},
+		{max: "1.92", want: "1.92"},
+		{max: "1.91", err: "Ironic supports API microversion 1.91 but this plugin requires 1.92"},
+		{max: "latest", err: "Ironic reported an unusable API microversion 'latest'"},
+		{max: "one.two", err: "unreadable API microversion"},
+		{max: "", err: "Could not determine the Ironic API microversion"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.max, func(t *testing.T) {
+			f := &fakeIronic{max: tc.max}
+			v, err := discoverVersion(f.service())
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				var ce *configError
+				assert.ErrorAs(t, err, &ce, "a version the plugin cannot use is a configuration error")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, v.String())
+		})
+	}
+}
+
+// bios is the spec matching CUSTOM_BIOS_DEFAULTS in testdata, with its steps listed in another
+// order than Ironic holds them.
+func bios() Spec {
+	return Spec{
+		RunbookName: "CUSTOM_BIOS_DEFAULTS",
+		Public:      true,
+		Traits:      []string{"CUSTOM_BIOS_DEFAULTS"},
+		Steps: []any{
+			map[string]any{"interface": "management", "step": "clear_job_queue", "order": float64(10)},
+			map[string]any{"interface": "bios", "step": "apply_configuration", "order": "20",
+				"args": map[string]any{"settings": []any{map[string]any{"name": "LogicalProc", "value": "Enabled"}}}},
+		},
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	cases := []struct {
+		name   string
+		max    string
+		spec   func() Spec
+		writes []string
+		bodies []string
+		notes  []string
+		err    string
+		check  func(t *testing.T, f *fakeIronic)
+	}{
+		{
+			name:  "converged at 1.112 reads once and writes nothing",
+			max:   "1.112",
+			spec:  bios,
+			notes: nil,
+		},
+		{
+			name:  "converged at 1.96 notes the traits it cannot apply",
+			max:   "1.96",
+			spec:  bios,
+			notes: []string{"traits CUSTOM_BIOS_DEFAULTS are not applied: Ironic offers API 1.96 and runbook traits need 1.112"},
+		},
+		{
+			name: "absent runbook is created with the marker, traits set after, description only at 1.112",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.RunbookName, s.Public, s.Owner, s.Description = "CUSTOM_NEW", false, "p-1", "new one"
+				s.Traits = []string{"CUSTOM_B", "CUSTOM_A"}
+				s.Extra = map[string]any{"team": "metal"}
+				return s
+			},
+			writes: []string{"POST v1/runbooks", "PUT v1/runbooks/b0000000-0000-4000-8000-000000000001/traits"},
+			bodies: []string{
+				`{"description":"new one","disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","team":"metal"},"name":"CUSTOM_NEW","owner":"p-1","public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`,
+				`{"traits":["CUSTOM_A","CUSTOM_B"]}`,
+			},
+		},
+		{
+			name: "absent runbook at 1.96 is created without description or traits, and both are noted",
+			max:  "1.96",
+			spec: func() Spec {
+				s := bios()
+				s.RunbookName, s.Description = "CUSTOM_NEW", "new one"
+				return s
+			},
+			writes: []string{"POST v1/runbooks"},
+			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_NEW","owner":null,"public":true,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
+			notes: []string{
+				"traits CUSTOM_BIOS_DEFAULTS are not applied: Ironic offers API 1.96 and runbook traits need 1.112",
+				"description is not applied: Ironic offers API 1.96 and runbook descriptions need 1.112",
+			},
+		},
+		{
+			name: "drifted steps and flags are patched with add ops only",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.Steps = s.Steps[:1]
+				s.DisableRamdisk = true
+				s.Description = "tidy"
+				return s
+			},
+			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000001"},
+			bodies: []string{`[{"op":"add","path":"/steps","value":[{"interface":"management","step":"clear_job_queue","args":{},"order":10}]},{"op":"add","path":"/disable_ramdisk","value":true},{"op":"add","path":"/description","value":"tidy"}]`},
+		},
+		{
+			name: "changed traits are replaced in one request",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.Traits = []string{"CUSTOM_BIOS_DEFAULTS", "CUSTOM_EXTRA"}
+				return s
+			},
+			writes: []string{"PUT v1/runbooks/a0000000-0000-4000-8000-000000000001/traits"},
+			bodies: []string{`{"traits":["CUSTOM_BIOS_DEFAULTS","CUSTOM_EXTRA"]}`},
+		},
+		{
+			name: "an unowned runbook is adopted: its extra gains the marker, its owner is kept",
+			max:  "1.112",
+			spec: func() Spec {
+				return Spec{RunbookName: "CUSTOM_HANDMADE", Extra: map[string]any{"ticket": "OPS-12"},
+					Steps: []any{map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "order": float64(5)}}}
+			},
+			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000002"},
+			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}}]`},
+			check: func(t *testing.T, f *fakeIronic) {
+				rb := f.find("CUSTOM_HANDMADE")
+				assert.True(t, owned(rb["extra"].(map[string]any)))
+				assert.Equal(t, "p-ops", rb["owner"])
+			},
+		},
+		{
+			name: "turning an owned runbook public clears its owner after setting public",
+			max:  "1.112",
+			spec: func() Spec {
+				return Spec{RunbookName: "CUSTOM_HANDMADE", Public: true, Extra: map[string]any{"ticket": "OPS-12"},
+					Steps: []any{map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "order": float64(5)}}}
+			},
+			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000002"},
+			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}},{"op":"add","path":"/public","value":true},{"op":"add","path":"/owner","value":null}]`},
+		},
+		{
+			name: "a runbook neither public nor owned gets a note",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.Public = false
+				return s
+			},
+			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000001"},
+			bodies: []string{`[{"op":"add","path":"/public","value":false}]`},
+			notes: []string{"the runbook is neither public nor owned, so no project can see it and no project-scoped token can use it; " +
+				"set spec.owner to a project id or spec.public to true"},
+		},
+		{
+			name: "public with an owner is refused before any request",
+			max:  "1.112",
+			spec: func() Spec { s := bios(); s.Owner = "p-1"; return s },
+			err:  "spec.public and spec.owner are both set",
+		},
+		{
+			name: "a step without an order is refused naming it",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.Steps = append(s.Steps, map[string]any{"interface": "raid", "step": "create_configuration"})
+				return s
+			},
+			err: "spec.steps[2].order must be set",
+		},
+		{
+			name: "a non-numeric order is refused naming it",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.Steps[0] = map[string]any{"interface": "raid", "step": "x", "order": "first"}
+				return s
+			},
+			err: `spec.steps[0].order must be a whole number >= 0; got "first"`,
+		},
+		{
+			name: "an unknown interface is refused naming it",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.Steps[0] = map[string]any{"interface": "network", "step": "x", "order": float64(1)}
+				return s
+			},
+			err: `spec.steps[0].interface must be one of bios, deploy, firmware, management, power, raid, vendor; got "network"`,
+		},
+		{
+			name: "a missing runbook name is refused",
+			max:  "1.112",
+			spec: func() Spec { s := bios(); s.RunbookName = ""; return s },
+			err:  "spec.runbookName must be set",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeIronic(t, tc.max)
+			a, svc := connectFake(t, f)
+			notes, err := reconcile(a, tc.spec())
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				var ve *validationError
+				assert.ErrorAs(t, err, &ve)
+				assert.Empty(t, svc.Requests, "a spec that can never converge costs no request")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.notes, notes)
+			var writes, bodies []string
+			for _, w := range svc.Writes() {
+				writes = append(writes, w.String())
+				bodies = append(bodies, string(w.Body))
+			}
+			assert.Equal(t, tc.writes, writes)
+			assert.Equal(t, tc.bodies, bodies)
+			if tc.check != nil {
+				tc.check(t, f)
+			}
+			// The second pass is converged: exactly one GET, no write, the same notes.
+			svc.Reset()
+			again, err := reconcile(a, tc.spec())
+			require.NoError(t, err)
+			assert.Equal(t, tc.notes, again)
+			assert.Equal(t, []string{"GET v1/runbooks/" + tc.spec().RunbookName}, svc.Lines())
+		})
+	}
+}
+
+func TestPrune(t *testing.T) {
+	desired := func(names ...string) []Spec {
+		var out []Spec
+		for _, n := range names {
+			out = append(out, Spec{RunbookName: n})
+		}
+		return out
+	}
+	cases := []struct {
+		name          string
+		desired       []Spec
+		authoritative bool
+		inUse         []string
+		deleted       []string
+		unowned       []string
+		requests      []string
+		err           string
+	}{
+		{
+			name:     "empty and not authoritative lists nothing and deletes nothing",
+			requests: nil,
+		},
+		{
+			name:     "owned orphan deleted, unowned kept, desired kept",
+			desired:  desired("CUSTOM_BIOS_DEFAULTS"),
+			deleted:  []string{"CUSTOM_ORPHAN"},
+			unowned:  []string{"CUSTOM_HANDMADE"},
+			requests: []string{"GET v1/runbooks?detail=true&limit=100", "DELETE v1/runbooks/a0000000-0000-4000-8000-000000000003"},
+		},
+		{
+			name:          "authoritative empty deletes every owned runbook",
+			authoritative: true,
+			deleted:       []string{"CUSTOM_BIOS_DEFAULTS", "CUSTOM_ORPHAN"},
+			unowned:       []string{"CUSTOM_HANDMADE"},
+			requests: []string{"GET v1/runbooks?detail=true&limit=100",
+				"DELETE v1/runbooks/a0000000-0000-4000-8000-000000000001", "DELETE v1/runbooks/a0000000-0000-4000-8000-000000000003"},
+		},
+		{
+			name:          "a runbook in use is kept and the prune fails so the finalizer stays",
+			authoritative: true,
+			inUse:         []string{"CUSTOM_BIOS_DEFAULTS"},
+			deleted:       []string{"CUSTOM_ORPHAN"},
+			unowned:       []string{"CUSTOM_HANDMADE"},
+			requests: []string{"GET v1/runbooks?detail=true&limit=100",
+				"DELETE v1/runbooks/a0000000-0000-4000-8000-000000000001", "DELETE v1/runbooks/a0000000-0000-4000-8000-000000000003"},
+			err: "runbooks still present: CUSTOM_BIOS_DEFAULTS (DELETE v1/runbooks/a0000000-0000-4000-8000-000000000001: HTTP 409 Conflict: Runbook a0000000-0000-4000-8000-000000000001 is in use)",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeIronic(t, "1.96")
+			for _, n := range tc.inUse {
+				f.inUse[n] = true
+			}
+			a, svc := connectFake(t, f)
+			out, err := prune(a, tc.desired, tc.authoritative)
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.deleted, out.Deleted)
+			assert.Equal(t, tc.unowned, out.Unowned)
+			assert.Equal(t, tc.requests, svc.Lines())
+		})
+	}
+}
+
+func TestPruneFollowsNextLinksPastShortPages(t *testing.T) {
+	f := newFakeIronic(t, "1.96")
+	f.pageSize = 2 // Ironic caps pages below the asked limit: a short page is not the end.
+	for i := range 5 {
+		f.runbooks = append(f.runbooks, map[string]any{
+			"uuid": fmt.Sprintf("c0000000-0000-4000-8000-%012d", i), "name": fmt.Sprintf("CUSTOM_GEN_%d", i),
+			"extra": map[string]any{markerOwner: markerOwnerValue}, "steps": []any{},
+		})
+	}
+	a, svc := connectFake(t, f)
+	out, err := prune(a, desired3(), false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"CUSTOM_ORPHAN", "CUSTOM_GEN_0", "CUSTOM_GEN_1", "CUSTOM_GEN_2", "CUSTOM_GEN_3", "CUSTOM_GEN_4"}, out.Deleted)
+	lists := 0
+	for _, r := range svc.Requests {
+		if r.Method == "GET" {
+			lists++
+		}
+	}
+	assert.Equal(t, 4, lists, "8 runbooks in pages of 2 take 4 list requests")
+}
+
+func desired3() []Spec { return []Spec{{RunbookName: "CUSTOM_BIOS_DEFAULTS"}} }
+
+func TestStepSetIgnoresOrderOfListAndSpelling(t *testing.T) {
+	var fromIronic []step
+	require.NoError(t, json.Unmarshal([]byte(`[{"interface":"raid","step":"a","order":2,"args":{"x":1.0}},{"interface":"bios","step":"b","order":1}]`), &fromIronic))
+	spec := Spec{Steps: []any{
+		map[string]any{"interface": "bios", "step": "b", "order": "1", "args": map[string]any{}},
+		map[string]any{"interface": "raid", "step": "a", "order": float64(2), "args": map[string]any{"x": float64(1)}},
+	}}
+	want, err := spec.desiredSteps()
+	require.NoError(t, err)
+	assert.Equal(t, stepSet(fromIronic), stepSet(want))
+	want[0].Args = map[string]any{"x": float64(2)}
+	assert.NotEqual(t, stepSet(fromIronic), stepSet(want))
+}

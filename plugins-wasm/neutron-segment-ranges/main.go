@@ -1,0 +1,77 @@
+// Command neutron-segment-ranges is the openstack-sync plugin that converges NeutronSegmentRange
+// CRs into Neutron network segment ranges (docs/plugins/neutron-segment-ranges.md).
+//
+// Ranges are found by exact name and adopted; the plugin never deletes one, so it carries no
+// ownership marker and its cleanup policy is NONE whatever PRUNE says.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+)
+
+// metadata is what the host and operators learn about the plugin.
+var metadata = pdk.Metadata{
+	Name:        "neutron-segment-ranges",
+	Noun:        "segment range",
+	EnvPrefix:   "NEUTRON_SEGMENT_RANGE",
+	BindingName: "neutron-segment-ranges",
+	Grants: []pdk.Grant{
+		{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{rangesPath}},
+		{Service: "network", Methods: []string{"PUT"}, Paths: []string{rangesPath + "/*"}},
+	},
+	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone},
+}
+
+func init() {
+	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR})
+}
+
+func main() {}
+
+func network(ctx *pdk.Context) osapi.Service { return osapi.FromPDK(ctx.OpenStack("network")) }
+
+// waitForAPI lists one segment range: it proves Neutron answers and that the credentials may read
+// segment ranges (admin-only by default policy), with the same grant reconcile needs. A policy
+// refusal will not go away by waiting, so it is permanent.
+func waitForAPI(ctx *pdk.Context) error {
+	err := network(ctx).Call("GET", rangesPath, map[string][]string{"limit": {"1"}}, nil, nil)
+	if s := osapi.StatusCode(err); s == http.StatusForbidden || s == http.StatusUnauthorized {
+		return pdk.Permanent(fmt.Errorf("Neutron refused to list segment ranges (the credentials need the admin role): %w", err))
+	}
+	return err
+}
+
+const cacheKey = "segment-ranges"
+
+func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	var spec Spec
+	if err := req.DecodeSpec(&spec); err != nil {
+		return nil, pdk.WithReason("InvalidSpec", err)
+	}
+	svc := network(ctx)
+	idx, _ := ctx.Cache()[cacheKey].(*index)
+	if idx == nil {
+		var err error
+		if idx, err = loadIndex(svc); err != nil {
+			return nil, err
+		}
+		ctx.Cache()[cacheKey] = idx
+	}
+	if err := reconcile(svc, idx, spec); err != nil {
+		var ve *validationError
+		if errors.As(err, &ve) {
+			return nil, pdk.WithReason("InvalidSpec", err)
+		}
+		var ie *immutableError
+		if errors.As(err, &ie) {
+			return nil, pdk.WithReason("ImmutableFieldChanged", err)
+		}
+		return nil, err
+	}
+	return &pdk.Result{}, nil
+}

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+)
+
+const rangesPath = "v2.0/network_segment_ranges"
+
+// Spec is NeutronSegmentRange.spec without cloudCredentialsRef.
+type Spec struct {
+	Name            string `json:"name"`
+	NetworkType     string `json:"network_type"`
+	PhysicalNetwork string `json:"physical_network"`
+	Minimum         *int64 `json:"minimum"`
+	Maximum         *int64 `json:"maximum"`
+	// Shared defaults to true when absent, as in the CRD.
+	Shared    *bool  `json:"shared"`
+	ProjectID string `json:"project_id"`
+}
+
+func (s Spec) shared() bool { return s.Shared == nil || *s.Shared }
+
+// segmentRange is the part of a Neutron network_segment_range the plugin reads.
+type segmentRange struct {
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	NetworkType     string  `json:"network_type"`
+	PhysicalNetwork *string `json:"physical_network"`
+	Minimum         int64   `json:"minimum"`
+	Maximum         int64   `json:"maximum"`
+	Shared          bool    `json:"shared"`
+	ProjectID       string  `json:"project_id"`
+}
+
+func (r segmentRange) physnet() string {
+	if r.PhysicalNetwork == nil {
+		return ""
+	}
+	return *r.PhysicalNetwork
+}
+
+var validTypes = map[string]bool{"vlan": true, "vxlan": true, "gre": true, "geneve": true}
+
+// validate rejects specs Neutron would refuse or that could never converge, naming the field.
+func (s Spec) validate() error {
+	var errs []string
+	if s.Name == "" {
+		errs = append(errs, "spec.name must be set")
+	}
+	if !validTypes[s.NetworkType] {
+		errs = append(errs, fmt.Sprintf("spec.network_type must be one of vlan, vxlan, gre, geneve; got %q", s.NetworkType))
+	}
+	if s.Minimum == nil || s.Maximum == nil {
+		errs = append(errs, "spec.minimum and spec.maximum must both be set")
+	} else {
+		if *s.Minimum < 1 {
+			errs = append(errs, fmt.Sprintf("spec.minimum must be at least 1; got %d", *s.Minimum))
+		}
+		if *s.Minimum > *s.Maximum {
+			errs = append(errs, fmt.Sprintf("spec.minimum %d is greater than spec.maximum %d: the range is empty", *s.Minimum, *s.Maximum))
+		}
+	}
+	switch {
+	case s.NetworkType == "vlan" && s.PhysicalNetwork == "":
+		errs = append(errs, "spec.physical_network is required for network_type vlan")
+	case s.NetworkType != "vlan" && validTypes[s.NetworkType] && s.PhysicalNetwork != "":
+		errs = append(errs, fmt.Sprintf("spec.physical_network must not be set for network_type %s", s.NetworkType))
+	}
+	if !s.shared() && s.ProjectID == "" {
+		errs = append(errs, "spec.project_id is required when spec.shared is false")
+	}
+	if len(errs) > 0 {
+		return &validationError{msg: strings.Join(errs, "; ")}
+	}
+	return nil
+}
+
+// validationError is a spec that can never converge; the CR reports reason InvalidSpec.
+type validationError struct{ msg string }
+
+func (e *validationError) Error() string { return e.msg }
+
+// immutableError is a difference Neutron cannot apply in place; the CR reports reason
+// ImmutableFieldChanged.
+type immutableError struct{ msg string }
+
+func (e *immutableError) Error() string { return e.msg }
+
+// index holds every segment range of one credential group, read by one paginated list the first
+// time a CR of the group needs it, and kept current by the plugin's own writes. A converged group
+// therefore costs one list however many CRs it has.
+type index struct {
+	ranges []segmentRange
+}
+
+func loadIndex(svc osapi.Service) (*index, error) {
+	raws, err := osapi.ListNeutron(svc, rangesPath, "network_segment_ranges", nil)
+	if err != nil {
+		return nil, fmt.Errorf("list segment ranges: %w", err)
+	}
+	idx := &index{ranges: make([]segmentRange, 0, len(raws))}
+	for _, raw := range raws {
+		var r segmentRange
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("list segment ranges: unreadable item: %w", err)
+		}
+		idx.ranges = append(idx.ranges, r)
+	}
+	return idx, nil
+}
+
+// find returns the ranges the spec names: same name and, for an unshared range, same project.
+func (idx *index) find(s Spec) []segmentRange {
+	var out []segmentRange
+	for _, r := range idx.ranges {
+		if r.Name != s.Name {
+			continue
+		}
+		if !s.shared() && r.ProjectID != s.ProjectID {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (idx *index) put(r segmentRange) {
+	for i := range idx.ranges {
+		if idx.ranges[i].ID == r.ID {
+			idx.ranges[i] = r
+			return
+		}
+	}
+	idx.ranges = append(idx.ranges, r)
+}
+
+// reconcile converges one segment range. The Neutron range is found by its exact name, so an
+// out-of-band range of that name is adopted; it carries no marker because this plugin never
+// deletes.
+func reconcile(svc osapi.Service, idx *index, s Spec) error {
+	if err := s.validate(); err != nil {
+		return err
+	}
+	matches := idx.find(s)
+	switch {
+	case len(matches) > 1:
+		ids := make([]string, 0, len(matches))
+		for _, m := range matches {
+			ids = append(ids, m.ID)
+		}
+		hint := "set spec.project_id and spec.shared=false to pick one, or rename the extras in Neutron"
+		if !s.shared() {
+			hint = "rename or delete the extras in Neutron"
+		}
+		return fmt.Errorf("%d segment ranges are named %q (%s); %s", len(matches), s.Name, strings.Join(ids, ", "), hint)
+	case len(matches) == 0:
+		return create(svc, idx, s)
+	}
+	cur := matches[0]
+	if err := immutableDiff(cur, s); err != nil {
+		return err
+	}
+	changes := map[string]any{}
+	if cur.Minimum != *s.Minimum {
+		changes["minimum"] = *s.Minimum
+	}
+	if cur.Maximum != *s.Maximum {
+		changes["maximum"] = *s.Maximum
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	var resp struct {
+		Range segmentRange `json:"network_segment_range"`
+	}
+	if err := svc.Call("PUT", rangesPath+"/"+url.PathEscape(cur.ID), nil,
+		map[string]any{"network_segment_range": changes}, &resp); err != nil {
+		return fmt.Errorf("update segment range %q (%s): %w", s.Name, cur.ID, err)
+	}
+	if resp.Range.ID == "" {
+		cur.Minimum, cur.Maximum = *s.Minimum, *s.Maximum
+		resp.Range = cur
+	}
+	idx.put(resp.Range)
+	return nil
+}
+
+func create(svc osapi.Service, idx *index, s Spec) error {
+	body := map[string]any{
+		"name":         s.Name,
+		"network_type": s.NetworkType,
+		"minimum":      *s.Minimum,
+		"maximum":      *s.Maximum,
+		"shared":       s.shared(),
+	}
+	if s.PhysicalNetwork != "" {
+		body["physical_network"] = s.PhysicalNetwork
+	}
+	if !s.shared() {
+		body["project_id"] = s.ProjectID
+	}
+	var resp struct {
+		Range segmentRange `json:"network_segment_range"`
+	}
+	if err := svc.Call("POST", rangesPath, nil, map[string]any{"network_segment_range": body}, &resp); err != nil {
+		return fmt.Errorf("create segment range %q: %w", s.Name, err)
+	}
+	if resp.Range.ID == "" {
+		return fmt.Errorf("create segment range %q: Neutron answered without an id", s.Name)
+	}
+	idx.put(resp.Range)
+	return nil
+}
+
+// immutableDiff names every field Neutron will not update in place ("Cannot update read-only
+// attribute"), so the operator learns which one to restore or which range to recreate.
+func immutableDiff(cur segmentRange, s Spec) error {
+	var diffs []string
+	add := func(field string, have, want any) {
+		diffs = append(diffs, fmt.Sprintf("%s: have=%s want=%s", field, repr(have), repr(want)))
+	}
+	if cur.NetworkType != s.NetworkType {
+		add("network_type", cur.NetworkType, s.NetworkType)
+	}
+	if cur.physnet() != s.PhysicalNetwork {
+		add("physical_network", cur.physnet(), s.PhysicalNetwork)
+	}
+	if cur.Shared != s.shared() {
+		add("shared", cur.Shared, s.shared())
+	}
+	if !s.shared() && cur.ProjectID != s.ProjectID {
+		add("project_id", cur.ProjectID, s.ProjectID)
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return &immutableError{msg: fmt.Sprintf("segment range %q (%s) differs in fields Neutron cannot change in place: %s; "+
+		"restore the spec or delete the Neutron range so it is recreated", s.Name, cur.ID, strings.Join(diffs, "; "))}
+}
+
+func repr(v any) string {
+	if s, ok := v.(string); ok {
+		return "'" + s + "'"
+	}
+	return fmt.Sprint(v)
+}
