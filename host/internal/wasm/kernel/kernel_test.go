@@ -1,0 +1,145 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var testLimits = Limits{Memory: 1 << 10, Output: 64, Vars: 32}
+
+// call runs one kernel function as a guest would, returning its results or the Fault it raised.
+func call(t *testing.T, s *State, name string, args ...uint64) (res []uint64, f *Fault) {
+	t.Helper()
+	fn, ok := functions[name]
+	require.True(t, ok, name)
+	stack := make([]uint64, max(len(fn.Params), len(fn.Results)))
+	copy(stack, args)
+	defer func() {
+		if r := recover(); r != nil {
+			err, ok := r.(error)
+			require.True(t, ok, "kernel functions fault with errors, got %v", r)
+			require.True(t, errors.As(err, &f), "want a *Fault, got %v", err)
+		}
+	}()
+	fn.fn(WithState(context.Background(), s), stack)
+	return stack[:len(fn.Results)], nil
+}
+
+func TestBlocksRoundTrip(t *testing.T) {
+	s := NewState(testLimits, nil, nil, LevelInfo)
+	s.Reset(nil)
+	res, f := call(t, s, "alloc", 11)
+	require.Nil(t, f)
+	off := res[0]
+	assert.NotZero(t, off)
+	assert.Zero(t, off%8, "blocks are 8-aligned for go-pdk's word copies")
+	_, f = call(t, s, "store_u64", off, 0x0807060504030201)
+	require.Nil(t, f)
+	_, f = call(t, s, "store_u8", off+8, 9)
+	require.Nil(t, f)
+	res, _ = call(t, s, "load_u64", off)
+	assert.Equal(t, uint64(0x0807060504030201), res[0])
+	res, _ = call(t, s, "length", off)
+	assert.Equal(t, uint64(11), res[0])
+	res, _ = call(t, s, "length", off+1)
+	assert.Zero(t, res[0], "length of a non-block offset is 0")
+	_, f = call(t, s, "output_set", off, 9)
+	require.Nil(t, f)
+	out, ok := s.Output()
+	assert.True(t, ok)
+	assert.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, out)
+
+	s.Reset(nil)
+	_, ok = s.Output()
+	assert.False(t, ok, "a new call starts without output")
+	res, _ = call(t, s, "length", off)
+	assert.Zero(t, res[0], "blocks do not survive a call")
+}
+
+func TestEveryOffsetIsBoundsChecked(t *testing.T) {
+	cases := []struct {
+		name string
+		fn   string
+		args []uint64
+		want string
+	}{
+		{"load past the arena", "load_u64", []uint64{4096}, "out of bounds of kernel memory"},
+		{"load at null", "load_u64", []uint64{0}, "out of bounds"},
+		{"load straddling the end", "load_u64", []uint64{12}, "out of bounds"},
+		{"load with overflowing offset", "load_u64", []uint64{^uint64(0) - 3}, "out of bounds"},
+		{"store_u8 past the arena", "store_u8", []uint64{1 << 20, 1}, "out of bounds"},
+		{"store_u64 past the arena", "store_u64", []uint64{1 << 20, 1}, "out of bounds"},
+		{"input past its end", "input_load_u64", []uint64{1}, "out of bounds of the 3-byte input"},
+		{"input byte past its end", "input_load_u8", []uint64{3}, "out of bounds of the 3-byte input"},
+		{"output past the arena", "output_set", []uint64{8, 60}, "out of bounds"},
+		{"output over the limit", "output_set", []uint64{8, 65}, "exceed the output limit of 64 bytes"},
+		{"config key not a block", "config_get", []uint64{9}, "not the start of an allocated block"},
+		{"log message not a block", "log_info", []uint64{4000}, "not the start of an allocated block"},
+		{"error not a block", "error_set", []uint64{12}, "not the start of an allocated block"},
+		{"http refused", "http_request", []uint64{8, 0}, "openstack_request"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := NewState(testLimits, nil, nil, LevelInfo)
+			s.Reset([]byte("abc"))
+			s.Alloc(8)
+			_, f := call(t, s, c.fn, c.args...)
+			require.NotNil(t, f, "want a fault")
+			assert.Equal(t, c.fn, f.Func)
+			assert.Contains(t, f.Error(), c.want)
+		})
+	}
+}
+
+func TestAllocStopsAtTheMemoryLimit(t *testing.T) {
+	s := NewState(testLimits, nil, nil, LevelInfo)
+	s.Reset(nil)
+	assert.Zero(t, s.Alloc(2<<10), "a block larger than the arena limit")
+	assert.NotZero(t, s.Alloc(900))
+	assert.Zero(t, s.Alloc(200), "the arena is full")
+}
+
+func TestInputConfigVarsAndLog(t *testing.T) {
+	var logged []string
+	s := NewState(testLimits, map[string]string{"REGION": "r1"},
+		func(_ context.Context, level int32, msg string) { logged = append(logged, msg) }, LevelInfo)
+	s.Reset([]byte("0123456789"))
+	res, _ := call(t, s, "input_length")
+	assert.Equal(t, uint64(10), res[0])
+	res, _ = call(t, s, "input_load_u64", 2)
+	assert.Equal(t, uint64(0x3938373635343332), res[0])
+
+	key := s.WriteBlock([]byte("REGION"))
+	res, _ = call(t, s, "config_get", key)
+	require.NotZero(t, res[0])
+	assert.Equal(t, "r1", string(s.Block("t", res[0])))
+	res, _ = call(t, s, "config_get", s.WriteBlock([]byte("HOME")))
+	assert.Zero(t, res[0], "only configured keys exist")
+
+	_, f := call(t, s, "var_set", s.WriteBlock([]byte("k")), s.WriteBlock([]byte("value")))
+	require.Nil(t, f)
+	s.Reset(nil)
+	res, _ = call(t, s, "var_get", s.WriteBlock([]byte("k")))
+	assert.Equal(t, "value", string(s.Block("t", res[0])), "vars outlive a call")
+	_, f = call(t, s, "var_set", s.WriteBlock([]byte("big")), s.WriteBlock(make([]byte, 40)))
+	require.NotNil(t, f)
+	assert.Contains(t, f.Error(), "over the limit of 32")
+
+	_, _ = call(t, s, "log_debug", s.WriteBlock([]byte("hidden")))
+	_, _ = call(t, s, "log_warn", s.WriteBlock([]byte("shown")))
+	assert.Equal(t, []string{"shown"}, logged, "messages below the host's level are dropped")
+}
+
+func TestErrorSetKeepsTheBlock(t *testing.T) {
+	s := NewState(testLimits, nil, nil, LevelInfo)
+	s.Reset(nil)
+	_, f := call(t, s, "error_set", s.WriteBlock([]byte("boom")))
+	require.Nil(t, f)
+	msg, ok := s.Error()
+	assert.True(t, ok)
+	assert.Equal(t, "boom", string(msg))
+}
