@@ -1,0 +1,86 @@
+// Command openstack-sync is the host binary: shell-operator runs `openstack-sync hook --plugin
+// <file.wasm> [--config]` for each plugin. This is the one place that wires the concrete parts
+// (plugin loader, Kubernetes client, OpenStack connector) into the framework.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; else the module version.
+var version = ""
+
+const usage = `usage: openstack-sync <command> [arguments]
+
+commands:
+  hook --plugin <file> [--config] [--env-prefix P] [--binding NAME]
+          run one plugin as a shell-operator hook
+  version print the version
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return hook.ExitUsage
+	}
+	switch args[0] {
+	case "hook":
+		return hook.Main(ctx, deps(), args[1:], os.LookupEnv, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "openstack-sync", versionString())
+		return hook.ExitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return hook.ExitOK
+	}
+	fmt.Fprintf(stderr, "openstack-sync: unknown command %q\n%s", args[0], usage)
+	return hook.ExitUsage
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+func deps() hook.Deps {
+	return hook.Deps{
+		LoadPlugin: func(context.Context, string, hook.LoadOptions) (plugin.Plugin, error) {
+			return nil, errors.New("loading wasm plugins is not available in this build yet")
+		},
+		NewKube: func() (hook.Kube, error) { return kube.New() },
+		NewConnector: func(hook.SecretReader, *slog.Logger) plugin.Connector {
+			return unavailableConnector{}
+		},
+	}
+}
+
+// unavailableConnector stands in until the OpenStack connector is wired.
+type unavailableConnector struct{}
+
+func (unavailableConnector) Connect(context.Context, plugin.Credentials) (plugin.Session, error) {
+	return nil, errors.New("connecting to OpenStack is not available in this build yet")
+}

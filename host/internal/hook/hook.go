@@ -1,0 +1,266 @@
+// Package hook is the shell-operator entry point of one plugin: `openstack-sync hook --plugin
+// <file> [--config]`. It prints the configuration, or reads the binding context, plans and runs a
+// pass, and turns everything that can go wrong into a logged line and an exit code (spec §1.6).
+//
+// The concrete parts (the wasm loader, the Kubernetes client, the OpenStack connector) come in
+// through Deps, so tests drive the entry point with doubles and the command wires the real ones.
+package hook
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
+	"github.com/openstack-sync/openstack-sync/host/internal/planner"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/runner"
+)
+
+// LoadOptions tell a loader how to start a plugin.
+type LoadOptions struct {
+	// EnvPrefix overrides the plugin's default prefix ("" keeps it); a loader hands the plugin only
+	// its own <prefix>_* variables.
+	EnvPrefix string
+	LookupEnv hookenv.LookupFunc
+	Logger    *slog.Logger
+}
+
+// SecretReader reads credential Secrets; the OpenStack connector uses it.
+type SecretReader interface {
+	GetSecretData(ctx context.Context, namespace, name string) (map[string][]byte, error)
+}
+
+// Kube is the Kubernetes client of a run.
+type Kube interface {
+	runner.Kube
+	SecretReader
+}
+
+// Deps are the concrete parts the command wires in.
+type Deps struct {
+	LoadPlugin   func(ctx context.Context, path string, opts LoadOptions) (plugin.Plugin, error)
+	NewKube      func() (Kube, error)
+	NewConnector func(secrets SecretReader, log *slog.Logger) plugin.Connector
+	// Sleep and Now default to the real clock; tests replace them.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+}
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// ProbeBinding is the binding a connectivity probe acts on.
+const ProbeBinding = "onStartup"
+
+type flags struct {
+	plugin, envPrefix, binding string
+	config                     bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (flags, error) {
+	var f flags
+	fs := flag.NewFlagSet("openstack-sync hook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.plugin, "plugin", "", "plugin module to run (required)")
+	fs.BoolVar(&f.config, "config", false, "print the shell-operator hook configuration and exit")
+	fs.StringVar(&f.envPrefix, "env-prefix", "", "environment variable prefix (default: the plugin's)")
+	fs.StringVar(&f.binding, "binding", "", "shell-operator binding and queue name (default: the plugin's)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: openstack-sync hook --plugin <file> [--config] [--env-prefix P] [--binding NAME]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if f.plugin == "" {
+		fs.Usage()
+		return f, errors.New("--plugin is required")
+	}
+	return f, nil
+}
+
+// Main runs the hook subcommand and returns the exit code.
+func Main(ctx context.Context, deps Deps, args []string, lookupEnv hookenv.LookupFunc, stdout, stderr io.Writer) (code int) {
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "openstack-sync hook:", err)
+		return ExitUsage
+	}
+	if f.config {
+		// --config configures no logging: stdout carries only the document, warnings go to stderr.
+		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		defer recoverPanic(log, &code)
+		return printConfig(ctx, deps, f, lookupEnv, log, stdout, stderr)
+	}
+	log, err := NewLogger(lookupEnv, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return ExitFail
+	}
+	log = log.With("plugin", strings.TrimSuffix(filepath.Base(f.plugin), ".wasm"))
+	defer recoverPanic(log, &code)
+	return run(ctx, deps, f, lookupEnv, log)
+}
+
+// recoverPanic turns an unexpected panic into the logged failure of spec §1.6.
+func recoverPanic(log *slog.Logger, code *int) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	log.Error(fmt.Sprintf("hook failed: %T: %v", r, r), "stack", string(debug.Stack()))
+	*code = ExitFail
+}
+
+func load(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger) (plugin.Plugin, plugin.Metadata, error) {
+	p, err := deps.LoadPlugin(ctx, f.plugin, LoadOptions{EnvPrefix: f.envPrefix, LookupEnv: lookupEnv, Logger: log})
+	if err != nil {
+		return nil, plugin.Metadata{}, fmt.Errorf("loading plugin %s: %w", f.plugin, err)
+	}
+	meta := p.Metadata()
+	meta.EnvPrefix = cmp.Or(f.envPrefix, meta.EnvPrefix)
+	meta.BindingName = cmp.Or(f.binding, meta.BindingName)
+	if meta.EnvPrefix == "" || (meta.BindingName == "" && !meta.Probe) {
+		closePlugin(ctx, p, log)
+		return nil, meta, fmt.Errorf("plugin %s names no env prefix or binding; pass --env-prefix and --binding", f.plugin)
+	}
+	return p, meta, nil
+}
+
+func closePlugin(ctx context.Context, p plugin.Plugin, log *slog.Logger) {
+	if err := p.Close(ctx); err != nil {
+		log.Warn("closing the plugin failed: " + err.Error())
+	}
+}
+
+func printConfig(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger, stdout, stderr io.Writer) int {
+	p, meta, err := load(ctx, deps, f, lookupEnv, log)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return ExitFail
+	}
+	defer closePlugin(ctx, p, log)
+	doc := hookenv.DisabledDocument()
+	if !meta.Probe {
+		if doc, err = hookenv.ConfigDocument(lookupEnv, meta.EnvPrefix, meta.BindingName); err != nil {
+			fmt.Fprintln(stderr, err)
+			return ExitFail
+		}
+	}
+	if _, err := stdout.Write(doc.Marshal()); err != nil {
+		fmt.Fprintln(stderr, "writing the configuration:", err)
+		return ExitFail
+	}
+	return ExitOK
+}
+
+func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger) int {
+	path, _ := lookupEnv("BINDING_CONTEXT_PATH")
+	contexts, err := bindingctx.Read(path)
+	if err != nil {
+		log.Error(err.Error())
+		return ExitFail
+	}
+	if len(contexts) == 0 {
+		log.Debug("no binding contexts; nothing to do")
+		return ExitOK
+	}
+	p, meta, err := load(ctx, deps, f, lookupEnv, log)
+	if err != nil {
+		log.Error(err.Error())
+		return ExitFail
+	}
+	defer closePlugin(ctx, p, log)
+	log = log.With("plugin", meta.Name)
+	enabled, err := hookenv.Enabled(lookupEnv, meta.EnvPrefix)
+	if err != nil {
+		log.Error(err.Error())
+		return ExitFail
+	}
+	kube := &lazyKube{newKube: deps.NewKube}
+	connector := deps.NewConnector(kube, log)
+	if meta.Probe {
+		return probe(ctx, p, connector, contexts, enabled, meta.EnvPrefix, lookupEnv, log)
+	}
+	if !enabled {
+		log.Info(meta.EnvPrefix + "_ENABLED is not true; the hook is disabled")
+		return ExitOK
+	}
+	cfg, err := hookenv.Load(lookupEnv, meta.EnvPrefix, meta.BindingName)
+	if err != nil {
+		log.Error(err.Error())
+		return ExitFail
+	}
+	plan, err := planner.Build(contexts, planner.Options{Binding: cfg.BindingName, Kind: cfg.Kind,
+		PodNamespace: cfg.PodNamespace, Log: log})
+	if err != nil {
+		log.Error(err.Error())
+		return ExitFail
+	}
+	rn := &runner.Runner{Plugin: p, Connector: connector, Kube: kube, Config: cfg, Log: log, Sleep: deps.Sleep, Now: deps.Now}
+	return rn.Run(ctx, plan)
+}
+
+// probe validates the default credential once per onStartup context (spec §8.5).
+func probe(ctx context.Context, p plugin.Plugin, connector plugin.Connector, contexts []bindingctx.Context,
+	enabled bool, prefix string, lookupEnv hookenv.LookupFunc, log *slog.Logger) int {
+	for _, c := range contexts {
+		if c.Binding() != ProbeBinding {
+			continue
+		}
+		if !enabled {
+			log.Info("connectivity check skipped; " + prefix + "_ENABLED is not true")
+			continue
+		}
+		creds, err := probeCredentials(lookupEnv, prefix)
+		if err != nil {
+			log.Error(err.Error())
+			return ExitFail
+		}
+		glog := log.With("namespace", creds.Namespace, "secret", creds.SecretName, "cloud", creds.CloudName)
+		s, err := connector.Connect(ctx, creds)
+		if err == nil {
+			err = p.WaitForAPI(ctx, s)
+		}
+		if err != nil {
+			glog.Error("connectivity check FAILED: " + err.Error())
+			return ExitFail
+		}
+		glog.Info("connectivity check passed")
+	}
+	return ExitOK
+}
+
+func probeCredentials(lookupEnv hookenv.LookupFunc, prefix string) (plugin.Credentials, error) {
+	secret, err := hookenv.Required(lookupEnv, prefix+"_DEFAULT_SECRET")
+	if err != nil {
+		return plugin.Credentials{}, err
+	}
+	cloud, err := hookenv.Required(lookupEnv, prefix+"_DEFAULT_CLOUD")
+	if err != nil {
+		return plugin.Credentials{}, err
+	}
+	ns, _ := lookupEnv("POD_NAMESPACE")
+	return plugin.Credentials{Namespace: cmp.Or(ns, hookenv.DefaultSecretNamespace), SecretName: secret, CloudName: cloud}, nil
+}

@@ -1,0 +1,54 @@
+package hook
+
+import (
+	"context"
+	"sync"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+)
+
+// lazyKube builds the run's one Kubernetes client on first use: a run that needs no API call
+// (nothing to patch, statuses disabled) must not fail for want of a kubeconfig.
+type lazyKube struct {
+	newKube func() (Kube, error)
+	once    sync.Once
+	client  Kube
+	err     error
+}
+
+func (l *lazyKube) get() (Kube, error) {
+	l.once.Do(func() { l.client, l.err = l.newKube() })
+	return l.client, l.err
+}
+
+func (l *lazyKube) JSONPatch(ctx context.Context, t kube.Target, patch []byte) error {
+	c, err := l.get()
+	if err != nil {
+		return err
+	}
+	return c.JSONPatch(ctx, t, patch)
+}
+
+func (l *lazyKube) MergePatchStatus(ctx context.Context, t kube.Target, patch []byte) error {
+	c, err := l.get()
+	if err != nil {
+		return err
+	}
+	return c.MergePatchStatus(ctx, t, patch)
+}
+
+func (l *lazyKube) Finalizers(ctx context.Context, t kube.Target) ([]string, error) {
+	c, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return c.Finalizers(ctx, t)
+}
+
+func (l *lazyKube) GetSecretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
+	c, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return c.GetSecretData(ctx, namespace, name)
+}

@@ -1,0 +1,35 @@
+package hook
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
+)
+
+// NewLogger writes to w: text by default, JSON when LOG_TYPE=json (shell-operator's
+// LOG_PROXY_HOOK_JSON then forwards each line's fields), at the LOG_LEVEL level.
+func NewLogger(lookupEnv hookenv.LookupFunc, w io.Writer) (*slog.Logger, error) {
+	level := slog.LevelInfo
+	if v, ok := lookupEnv("LOG_LEVEL"); ok && v != "" {
+		switch strings.ToLower(v) {
+		case "debug":
+			level = slog.LevelDebug
+		case "info":
+			level = slog.LevelInfo
+		case "warn", "warning":
+			level = slog.LevelWarn
+		case "error":
+			level = slog.LevelError
+		default:
+			return nil, fmt.Errorf("LOG_LEVEL must be one of debug, info, warning, error; got %q", v)
+		}
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if t, _ := lookupEnv("LOG_TYPE"); strings.EqualFold(t, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), nil
+}

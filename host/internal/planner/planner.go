@@ -1,0 +1,257 @@
+// Package planner turns one run's binding contexts into a Plan (spec §2): which CRs to converge,
+// which survive a prune, which are being deleted, which credential groups a prune may sweep and
+// which CRs could not be read.
+//
+// # Feedback-loop rule (Decision 3)
+//
+// A Modified event whose CR status already records its current generation as Synced or Failed
+// (status.observedGeneration == metadata.generation, syncStatus either value) is the hook's own
+// status write echoed back, and is skipped: reconciling it again could only repeat the outcome
+// already recorded. A spec change bumps the generation and is reconciled; a Failed CR is retried
+// by the next Synchronization, Schedule (periodic sync) or Added event, which always reconcile
+// every live CR they carry.
+package planner
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
+	"github.com/openstack-sync/openstack-sync/host/internal/status"
+)
+
+// Plan is what one run does.
+type Plan struct {
+	// Reconcile are the live CRs to converge, sorted by spec.name.
+	Reconcile []*resource.Resource
+	// Desired is every live CR: the specs a prune must keep, sorted by spec.name.
+	Desired []*resource.Resource
+	// Deleted are CRs being deleted (Deleted event or deletionTimestamp), never reconciled.
+	Deleted []*resource.Resource
+	// PruneCredentials are the groups a prune may sweep, sorted.
+	PruneCredentials []plugin.Credentials
+	// Unreadable names (namespace/name) the CRs that could not be read, sorted.
+	Unreadable []string
+}
+
+// Options name the binding and say how to read its CRs.
+type Options struct {
+	Binding      string
+	Kind         string
+	PodNamespace string
+	// Log names the plugin; lines about a CR add kind and namespace/name.
+	Log *slog.Logger
+}
+
+type planner struct {
+	Options
+	unreadable map[string]bool
+}
+
+// Build plans a run. Its only errors are binding-context errors (the run exits 1); unreadable CRs
+// are part of the plan.
+func Build(contexts []bindingctx.Context, opts Options) (Plan, error) {
+	p := &planner{Options: opts, unreadable: map[string]bool{}}
+	var plan Plan
+	var err error
+	if slices.ContainsFunc(contexts, func(c bindingctx.Context) bool { return c.IsEventOf(opts.Binding) }) {
+		plan, err = p.events(contexts)
+	} else {
+		plan, err = p.full(contexts)
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	plan.Unreadable = slices.Sorted(func(yield func(string) bool) {
+		for ref := range p.unreadable {
+			if !yield(ref) {
+				return
+			}
+		}
+	})
+	return plan, nil
+}
+
+func (p *planner) crLog(r *resource.Resource) *slog.Logger {
+	return p.Log.With("kind", p.Kind, "cr", r.Ref())
+}
+
+// read parses obj; an unreadable CR is logged and remembered once per batch.
+func (p *planner) read(obj any, description string) *resource.Resource {
+	r, err := resource.Parse(obj, p.PodNamespace)
+	if err != nil {
+		reason, ref := err.Error(), resource.Ref(obj)
+		var re *resource.Error
+		if errors.As(err, &re) {
+			reason = re.Reason
+		}
+		p.Log.Error("Ignoring unreadable "+description+" "+ref+": "+reason, "kind", p.Kind, "cr", ref)
+		p.unreadable[ref] = true
+		return nil
+	}
+	return r
+}
+
+// events plans a run that carries at least one Event of the binding (spec §2.1).
+func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
+	var changedOrder, deletedOrder []string
+	changed := map[string]*resource.Resource{}
+	deleted := map[string]*resource.Resource{}
+	changedEvents := 0
+	for _, c := range contexts {
+		if !c.IsEventOf(p.Binding) {
+			continue
+		}
+		ev := c.WatchEvent()
+		if ev == "" {
+			p.Log.Warn(p.Kind+" event carries no watchEvent; ignoring it", "kind", p.Kind)
+			continue
+		}
+		obj := c.Object()
+		if obj == nil {
+			p.Log.Warn(p.Kind+" "+ev+" event carries no object; ignoring it", "kind", p.Kind)
+			continue
+		}
+		r := p.read(obj, ev+" CR")
+		if r == nil {
+			continue
+		}
+		id := r.Identity()
+		switch {
+		case r.Deleting || ev == bindingctx.Deleted:
+			if _, ok := deleted[id]; !ok {
+				deletedOrder = append(deletedOrder, id)
+			}
+			deleted[id] = r
+			if _, ok := changed[id]; ok {
+				delete(changed, id)
+				p.crLog(r).Info("Not reconciling " + p.Kind + " " + r.Display() + "; a later event in this batch deleted it")
+			}
+		case ev == bindingctx.Modified && recordsOwnOutcome(r):
+			p.crLog(r).Info("Skipping " + r.Display() + " Modified event; generation " +
+				strconv.FormatInt(*r.Generation, 10) + " is already " + r.Status["syncStatus"].(string))
+		default:
+			if _, ok := deleted[id]; ok {
+				delete(deleted, id)
+				deletedOrder = slices.DeleteFunc(deletedOrder, func(s string) bool { return s == id })
+			}
+			changedEvents++
+			if _, ok := changed[id]; !ok {
+				changedOrder = append(changedOrder, id)
+			}
+			changed[id] = r
+		}
+	}
+	// Identities seen as changed, including those a later Deleted cancelled.
+	if changedEvents > len(changedOrder) {
+		p.Log.Info("Collapsed "+strconv.Itoa(changedEvents)+" "+p.Kind+" changed event(s) across "+
+			strconv.Itoa(len(changedOrder))+" CR(s)", "kind", p.Kind)
+	}
+	var plan Plan
+	for _, id := range changedOrder {
+		if r, ok := changed[id]; ok {
+			plan.Reconcile = append(plan.Reconcile, r)
+		}
+	}
+	items, err := bindingctx.EventSnapshot(contexts, p.Binding)
+	if err != nil {
+		return Plan{}, err
+	}
+	live, snapDeleted := p.readAll(items)
+	plan.Desired = live
+	for _, id := range deletedOrder {
+		plan.Deleted = append(plan.Deleted, deleted[id])
+	}
+	plan.Deleted = dedupe(append(plan.Deleted, snapDeleted...))
+	sortByName(plan.Reconcile)
+	plan.PruneCredentials = credentials(plan.Reconcile, plan.Deleted)
+	return plan, nil
+}
+
+// full plans a Synchronization, Schedule or any other non-event run (spec §2.2): every live CR
+// is reconciled.
+func (p *planner) full(contexts []bindingctx.Context) (Plan, error) {
+	items, err := bindingctx.FullSnapshot(contexts, p.Binding)
+	if err != nil {
+		return Plan{}, err
+	}
+	live, deleted := p.readAll(items)
+	return Plan{
+		Reconcile:        live,
+		Desired:          live,
+		Deleted:          dedupe(deleted),
+		PruneCredentials: credentials(live, deleted),
+	}, nil
+}
+
+// readAll splits snapshot items into live and deleting CRs, each sorted by spec.name.
+func (p *planner) readAll(items []any) (live, deleting []*resource.Resource) {
+	for _, obj := range items {
+		r := p.read(obj, "CR")
+		switch {
+		case r == nil:
+		case r.Deleting:
+			deleting = append(deleting, r)
+		default:
+			live = append(live, r)
+		}
+	}
+	sortByName(live)
+	sortByName(deleting)
+	return live, deleting
+}
+
+// recordsOwnOutcome reports whether the CR's status already records its current generation as
+// Synced or Failed: the hook wrote that status, so the Modified event is its echo.
+func recordsOwnOutcome(r *resource.Resource) bool {
+	if r.Generation == nil || r.Status == nil {
+		return false
+	}
+	s, _ := r.Status["syncStatus"].(string)
+	if s != status.Synced && s != status.Failed {
+		return false
+	}
+	n, ok := r.Status["observedGeneration"].(json.Number)
+	if !ok {
+		return false
+	}
+	g, err := n.Int64()
+	return err == nil && g == *r.Generation
+}
+
+func sortByName(rs []*resource.Resource) {
+	slices.SortStableFunc(rs, func(a, b *resource.Resource) int { return cmp.Compare(a.SpecName(), b.SpecName()) })
+}
+
+// dedupe keeps the first of each identity: an event-deleted CR may also sit, terminating, in the
+// snapshot. Identity (the UID) rather than namespace/name keeps a different-UID object of the same
+// name, whose finalizer still needs releasing.
+func dedupe(rs []*resource.Resource) []*resource.Resource {
+	seen := map[string]bool{}
+	return slices.DeleteFunc(rs, func(r *resource.Resource) bool {
+		id := r.Identity()
+		if seen[id] {
+			return true
+		}
+		seen[id] = true
+		return false
+	})
+}
+
+// credentials is the sorted set of groups of the given CRs.
+func credentials(lists ...[]*resource.Resource) []plugin.Credentials {
+	var out []plugin.Credentials
+	for _, rs := range lists {
+		for _, r := range rs {
+			out = append(out, r.Credentials)
+		}
+	}
+	slices.SortFunc(out, plugin.Credentials.Compare)
+	return slices.Compact(out)
+}

@@ -1,0 +1,406 @@
+// Package runner drives one hook pass over a plan (spec §5–§7): finalizer sync before any
+// OpenStack connection, then per credential group connect, readiness, reconcile and status, then
+// prune, then the release of deleted CRs' finalizers. It returns the run's exit code.
+//
+// Safety rules, in one place: a prune runs only when every CR reconciled and every CR could be
+// read (otherwise the desired state is unknown); a group's empty desired set is acted on only when
+// a CR of that group is being deleted; a finalizer held for cleanup is released only after its
+// group's prune succeeded.
+package runner
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/finalizer"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/planner"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
+	"github.com/openstack-sync/openstack-sync/host/internal/status"
+)
+
+// Kube is everything the runner asks of the Kubernetes API.
+type Kube interface {
+	finalizer.API
+	MergePatchStatus(ctx context.Context, t kube.Target, patch []byte) error
+}
+
+// Runner holds what one pass needs.
+type Runner struct {
+	Plugin    plugin.Plugin
+	Connector plugin.Connector
+	Kube      Kube
+	Config    hookenv.Config
+	// Log names the plugin; the runner adds kind and the CR to lines about a CR.
+	Log *slog.Logger
+	// Sleep waits between readiness attempts; nil sleeps for real (tests record instead).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now stamps status times; nil is time.Now.
+	Now func() time.Time
+
+	noun     string
+	sessions map[plugin.Credentials]plugin.Session
+}
+
+// Messages of the failures the framework itself reports on a CR.
+const (
+	MsgAddFinalizer    = "Unable to add finalizer before reconciling"
+	MsgRemoveFinalizer = "Unable to remove disabled finalizer before reconciling"
+)
+
+// Run performs one pass and returns the exit code: 0 when everything succeeded, else 1.
+func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
+	rn.noun = rn.Plugin.Metadata().Noun
+	rn.sessions = map[plugin.Credentials]plugin.Session{}
+	policy := rn.Plugin.CleanupPolicy(rn.Config.Prune)
+	rn.Log.Info(fmt.Sprintf("Found %d %s(s) to reconcile", len(plan.Reconcile), rn.noun), "kind", rn.Config.Kind)
+	if len(plan.Unreadable) > 0 {
+		rn.Log.Error(fmt.Sprintf("Ignored %d unreadable %s(s): %s", len(plan.Unreadable), rn.noun,
+			strings.Join(plan.Unreadable, ", ")), "kind", rn.Config.Kind)
+	}
+
+	failures := 0
+	// Finalizers first: a CR must be protected before anything is created for it in OpenStack.
+	var ready []*resource.Resource
+	for _, cr := range plan.Reconcile {
+		if cr.HasFinalizer() == policy.UsesFinalizer() {
+			ready = append(ready, cr)
+			continue
+		}
+		action, msg := finalizer.Add, MsgAddFinalizer
+		if cr.HasFinalizer() {
+			action, msg = finalizer.Remove, MsgRemoveFinalizer
+		}
+		if err := rn.writeFinalizer(ctx, cr, action); err != nil {
+			rn.crLog(cr).Error(err.Error())
+			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
+			failures++
+			continue
+		}
+		ready = append(ready, cr)
+	}
+
+	byCreds := groupByCredentials(ready)
+	for _, creds := range sortedKeys(byCreds) {
+		failures += rn.reconcileGroup(ctx, creds, byCreds[creds])
+	}
+
+	if failures > 0 || len(plan.Unreadable) > 0 {
+		rn.Log.Error(fmt.Sprintf("Skipping %s prune; %d failed to reconcile and %d could not be read",
+			rn.noun, failures, len(plan.Unreadable)), "kind", rn.Config.Kind)
+		if !policy.UsesFinalizer() {
+			// Such a finalizer guards no cleanup; holding it would only wedge the CR in Terminating.
+			rn.release(ctx, plan.Deleted)
+		}
+		return 1
+	}
+
+	failed := rn.prune(ctx, policy, plan)
+	releasable := plan.Deleted
+	if policy.UsesFinalizer() {
+		releasable = slices.DeleteFunc(slices.Clone(plan.Deleted), func(cr *resource.Resource) bool {
+			return failed[cr.Credentials]
+		})
+	}
+	code := rn.release(ctx, releasable)
+	if len(failed) > 0 {
+		return 1
+	}
+	return code
+}
+
+func (rn *Runner) crLog(cr *resource.Resource) *slog.Logger {
+	return rn.Log.With("kind", rn.Config.Kind, "cr", cr.Ref())
+}
+
+func groupLog(log *slog.Logger, creds plugin.Credentials) *slog.Logger {
+	return log.With("namespace", creds.Namespace, "secret", creds.SecretName, "cloud", creds.CloudName)
+}
+
+func describeGroup(c plugin.Credentials) string {
+	return fmt.Sprintf("cloud=%s secret=%s namespace=%s", strconv.Quote(c.CloudName), strconv.Quote(c.SecretName),
+		strconv.Quote(c.Namespace))
+}
+
+// reconcileGroup converges one credential group's CRs and returns how many failed.
+func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, crs []*resource.Resource) int {
+	log := groupLog(rn.Log, creds)
+	failAll := func(msg string) int {
+		for _, cr := range crs {
+			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
+		}
+		return len(crs)
+	}
+	s, err := rn.Connector.Connect(ctx, creds)
+	if err != nil {
+		log.Error(fmt.Sprintf("Failed to connect to OpenStack %s: %v", describeGroup(creds), err))
+		return failAll("OpenStack connection failed: " + err.Error())
+	}
+	rn.sessions[creds] = s
+	if err := rn.waitForAPI(ctx, log, s); err != nil {
+		log.Error(fmt.Sprintf("OpenStack API unavailable for %s: %v", describeGroup(creds), err))
+		return failAll("OpenStack API unavailable: " + err.Error())
+	}
+	cache, err := rn.Plugin.NewCache(ctx)
+	if err != nil {
+		log.Error(fmt.Sprintf("Failed to start the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
+		return failAll("Unable to start reconciling: " + err.Error())
+	}
+	defer func() {
+		if err := cache.Close(ctx); err != nil {
+			log.Warn(fmt.Sprintf("Failed to close the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
+		}
+	}()
+	failures := 0
+	for _, cr := range crs {
+		clog := rn.crLog(cr)
+		res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
+			Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
+		})
+		if err != nil {
+			failures++
+			clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %v", rn.noun, cr.Display(), err))
+			rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)})
+			continue
+		}
+		if len(res.Notes) > 0 {
+			clog.Warn(fmt.Sprintf("%s %s converged but needs manual action: %s", capitalize(rn.noun), cr.Display(),
+				strings.Join(res.Notes, "; ")))
+		}
+		rn.patchStatus(ctx, cr, status.Outcome{Synced: true, Message: status.SyncedMessage(rn.noun, res.Notes),
+			Extra: res.ExtraStatus})
+	}
+	return failures
+}
+
+// reasonPattern is what the API server accepts as a condition reason.
+var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// conditionReason is the reason the plugin named, when the API server would accept it.
+func conditionReason(err error) string {
+	if r := plugin.Reason(err); reasonPattern.MatchString(r) {
+		return r
+	}
+	return ""
+}
+
+// waitForAPI runs the plugin's readiness probe up to READY_RETRIES times. A permanent error
+// (configuration, refused credentials) is not retried: waiting cannot fix it.
+func (rn *Runner) waitForAPI(ctx context.Context, log *slog.Logger, s plugin.Session) error {
+	n := rn.Config.ReadyRetries
+	var err error
+	for i := 1; i <= n; i++ {
+		if err = rn.Plugin.WaitForAPI(ctx, s); err == nil || plugin.IsPermanent(err) {
+			return err
+		}
+		if i == n {
+			break
+		}
+		log.Info(fmt.Sprintf("Waiting for OpenStack API (%d/%d): %v", i, n, err))
+		if serr := rn.sleep(ctx, rn.Config.ReadyDelay); serr != nil {
+			return serr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("OpenStack API did not become ready after %d attempt(s): %w", n, err)
+	}
+	return nil
+}
+
+func (rn *Runner) sleep(ctx context.Context, d time.Duration) error {
+	if rn.Sleep != nil {
+		return rn.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// prune sweeps each prune credential group and returns the groups whose prune failed.
+func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan) map[plugin.Credentials]bool {
+	failed := map[plugin.Credentials]bool{}
+	if !policy.RunsPrune() {
+		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
+		return failed
+	}
+	desired := groupByCredentials(plan.Desired)
+	deleted := groupByCredentials(plan.Deleted)
+	// Ownership markers record no credential and what a token can list depends on its scope, so
+	// every group's prune protects every group's desired names.
+	specs := make([]map[string]any, 0, len(plan.Desired))
+	for _, cr := range plan.Desired {
+		specs = append(specs, cr.Spec)
+	}
+	for _, creds := range plan.PruneCredentials {
+		log := groupLog(rn.Log, creds)
+		authoritative := len(desired[creds]) == 0 && len(deleted[creds]) > 0
+		if len(desired[creds]) == 0 && !authoritative {
+			log.Info(fmt.Sprintf("Skipping %s prune for %s; no desired resources", rn.noun, describeGroup(creds)))
+			continue
+		}
+		s, err := rn.session(ctx, log, creds)
+		if err != nil {
+			failed[creds] = true
+			log.Error(fmt.Sprintf("Cannot reach OpenStack for %s prune %s: %v", rn.noun, describeGroup(creds), err))
+			continue
+		}
+		err = rn.Plugin.Prune(ctx, s, plugin.PruneRequest{Credentials: creds, DesiredSpecs: specs, AuthoritativeEmpty: authoritative})
+		if err != nil {
+			failed[creds] = true
+			log.Error(fmt.Sprintf("Failed to prune %s %s: %v", rn.noun, describeGroup(creds), err))
+		}
+	}
+	if len(failed) == 0 {
+		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
+	}
+	return failed
+}
+
+// session reuses the group's reconcile session, else connects and waits for the API.
+func (rn *Runner) session(ctx context.Context, log *slog.Logger, creds plugin.Credentials) (plugin.Session, error) {
+	if s, ok := rn.sessions[creds]; ok {
+		return s, nil
+	}
+	s, err := rn.Connector.Connect(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	rn.sessions[creds] = s
+	if err := rn.waitForAPI(ctx, log, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// release takes the finalizer off deleted CRs; 1 when any release failed.
+func (rn *Runner) release(ctx context.Context, crs []*resource.Resource) int {
+	code := 0
+	for _, cr := range crs {
+		if !cr.HasFinalizer() {
+			continue
+		}
+		if err := rn.writeFinalizer(ctx, cr, finalizer.Release); err != nil {
+			rn.crLog(cr).Error(err.Error())
+			code = 1
+		}
+	}
+	return code
+}
+
+// errNoNamespace: a cluster-scoped object seen by a hook without POD_NAMESPACE cannot be addressed.
+var errNoNamespace = errors.New("no namespace to address it in")
+
+// target addresses cr in its namespace, else POD_NAMESPACE.
+func (rn *Runner) target(cr *resource.Resource) (kube.Target, error) {
+	ns := cmp.Or(cr.Namespace, rn.Config.PodNamespace)
+	if ns == "" {
+		return kube.Target{}, errNoNamespace
+	}
+	if err := rn.Config.CheckTarget(); err != nil {
+		return kube.Target{}, err
+	}
+	return kube.Target{Group: rn.Config.Group(), Version: rn.Config.Version(), Plural: rn.Config.Plural(),
+		Namespace: ns, Name: cr.Name}, nil
+}
+
+func (rn *Runner) writeFinalizer(ctx context.Context, cr *resource.Resource, action finalizer.Action) error {
+	if cr.Name == "" {
+		return fmt.Errorf("Unable to patch finalizers on %s; Kubernetes metadata.name is missing", rn.Config.Kind)
+	}
+	t, err := rn.target(cr)
+	if errors.Is(err, errNoNamespace) {
+		return fmt.Errorf("unable to %s %s %s; %w", action, rn.Config.Kind, cr.Name, err)
+	}
+	if err != nil {
+		return err
+	}
+	return finalizer.Apply(ctx, rn.Kube, rn.crLog(cr), t, cr, rn.Config.Kind, action)
+}
+
+// patchStatus records o on cr unless status writes are off or the CR already says the same.
+// Failures are logged and never change the exit code.
+func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o status.Outcome) {
+	log, kind := rn.crLog(cr), rn.Config.Kind
+	if cr.Name == "" {
+		log.Error(fmt.Sprintf("Unable to patch %s status; Kubernetes metadata.name is missing", kind))
+		return
+	}
+	if !rn.Config.StatusEnabled {
+		return
+	}
+	if status.IsCurrent(o, cr.Generation, cr.Status) {
+		log.Debug(fmt.Sprintf("skipping %s status patch for %s; status is already current", kind, cr.Name))
+		return
+	}
+	t, err := rn.target(cr)
+	if errors.Is(err, errNoNamespace) {
+		log.Error(fmt.Sprintf("unable to patch %s status for %s; %v", kind, cr.Name, err))
+		return
+	}
+	if err != nil {
+		log.Error(err.Error())
+		return
+	}
+	now := time.Now
+	if rn.Now != nil {
+		now = rn.Now
+	}
+	body, err := json.Marshal(status.Body(o, cr.Generation, cr.Status, now()))
+	if err != nil {
+		log.Error(fmt.Sprintf("failed to patch %s status for %s: %T: %v", kind, cr.Name, err, err))
+		return
+	}
+	err = rn.Kube.MergePatchStatus(ctx, t, body)
+	if err == nil {
+		return
+	}
+	if ae, ok := kube.AsAPIError(err); ok {
+		if ae.ObjectGone(cr.Name) {
+			log.Info(fmt.Sprintf("not patching %s status for %s; the CR is gone: %v", kind, cr.Name, ae))
+			return
+		}
+		log.Error(fmt.Sprintf("failed to patch %s status for %s: %v", kind, cr.Name, ae))
+		return
+	}
+	log.Error(fmt.Sprintf("failed to patch %s status for %s: %T: %v", kind, cr.Name, err, err))
+}
+
+func groupByCredentials(crs []*resource.Resource) map[plugin.Credentials][]*resource.Resource {
+	out := map[plugin.Credentials][]*resource.Resource{}
+	for _, cr := range crs {
+		out[cr.Credentials] = append(out[cr.Credentials], cr)
+	}
+	return out
+}
+
+func sortedKeys(m map[plugin.Credentials][]*resource.Resource) []plugin.Credentials {
+	keys := make([]plugin.Credentials, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, plugin.Credentials.Compare)
+	return keys
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
