@@ -1,0 +1,69 @@
+package grant
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var declared = []Grant{
+	{Service: "network", Methods: []string{"GET", "POST", "DELETE"}, Paths: []string{"v2.0/flavors", "v2.0/flavors/*"}},
+	{Service: "network", Methods: []string{"*"}, Paths: []string{"v2.0/service_profiles/**"}},
+}
+
+func TestEffectiveGrant(t *testing.T) {
+	op, err := os.ReadFile("testdata/operator-grants.json")
+	require.NoError(t, err)
+	operator, err := Parse(op)
+	require.NoError(t, err)
+
+	cases := []struct {
+		name                  string
+		set                   Set
+		service, method, path string
+		want                  bool
+	}{
+		{"declared, not narrowed", NewSet(declared, nil), "network", "POST", "v2.0/flavors", true},
+		{"star segment", NewSet(declared, nil), "network", "DELETE", "/v2.0/flavors/abc/", true},
+		{"star is one segment", NewSet(declared, nil), "network", "DELETE", "v2.0/flavors/abc/x", false},
+		{"double star", NewSet(declared, nil), "network", "PATCH", "v2.0/service_profiles/a/b", true},
+		{"undeclared method", NewSet(declared, nil), "network", "PUT", "v2.0/flavors/abc", false},
+		{"undeclared service", NewSet(declared, nil), "baremetal", "GET", "v2.0/flavors", false},
+		{"dot-dot escape", NewSet(declared, nil), "network", "GET", "v2.0/service_profiles/../networks", false},
+		{"empty segment", NewSet(declared, nil), "network", "GET", "v2.0//flavors", false},
+		{"operator narrows methods", NewSet(declared, operator), "network", "POST", "v2.0/flavors", false},
+		{"operator keeps reads", NewSet(declared, operator), "network", "GET", "v2.0/flavors/x", true},
+		{"operator cannot widen", NewSet(nil, operator), "network", "GET", "v2.0/flavors", false},
+		{"empty operator list allows nothing", NewSet(declared, []Grant{}), "network", "GET", "v2.0/flavors", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, c.set.Allows(c.service, c.method, c.path))
+		})
+	}
+	assert.Contains(t, NewSet(declared, operator).Explain("network", "POST", "v2.0/flavors"), "operator")
+	assert.Contains(t, NewSet(declared, operator).Explain("network", "PUT", "v2.0/x"), "plugin declares")
+}
+
+func TestParseRefusesBadGrants(t *testing.T) {
+	cases := map[string]string{
+		"not json":        `{`,
+		"null":            `null`,
+		"object":          `{"service":"network"}`,
+		"misspelt key":    `[{"service":"network","method":["GET"],"paths":["a"]}]`,
+		"no service":      `[{"methods":["GET"],"paths":["a"]}]`,
+		"no methods":      `[{"service":"network","methods":[],"paths":["a"]}]`,
+		"unknown method":  `[{"service":"network","methods":["FETCH"],"paths":["a"]}]`,
+		"no paths":        `[{"service":"network","methods":["GET"]}]`,
+		"inner **":        `[{"service":"network","methods":["GET"],"paths":["a/**/b"]}]`,
+		"dot-dot pattern": `[{"service":"network","methods":["GET"],"paths":["a/../b"]}]`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(in))
+			assert.Error(t, err)
+		})
+	}
+}
