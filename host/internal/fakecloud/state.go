@@ -1,0 +1,187 @@
+package fakecloud
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Flavor is a Neutron network flavor as the fake stores it.
+type Flavor struct {
+	ID, Name, Description string
+	// ServiceType defaults to L3_ROUTER_NAT when seeded empty.
+	ServiceType string
+	Enabled     bool
+	// ServiceProfiles are the ids of the bound service profiles.
+	ServiceProfiles []string
+}
+
+// ServiceProfile is a Neutron service profile; MetaInfo is the JSON text Neutron stores.
+type ServiceProfile struct {
+	ID, Description, Driver, MetaInfo string
+	Enabled                           bool
+}
+
+// Router is a Neutron router; only what router flavors need.
+type Router struct {
+	ID, Name, FlavorID, ProjectID string
+}
+
+// SegmentRange is a Neutron network segment range.
+type SegmentRange struct {
+	ID, Name, Description, NetworkType, PhysicalNetwork, ProjectID string
+	Minimum, Maximum                                               int
+	Shared, Default                                                bool
+}
+
+// RunbookStep is one step of an Ironic runbook.
+type RunbookStep = runbookStep
+
+// Runbook is an Ironic runbook. A nil Owner is Ironic's null owner.
+type Runbook struct {
+	UUID, Name     string
+	Steps          []RunbookStep
+	DisableRamdisk bool
+	Public         bool
+	Owner          *string
+	Extra          map[string]any
+	Description    *string
+	Traits         []string
+}
+
+// Flavors returns the flavors in creation order.
+func (c *Cloud) Flavors() []Flavor {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Flavor
+	for _, f := range c.flavors {
+		out = append(out, Flavor{ID: f.ID, Name: f.Name, Description: f.Description, ServiceType: f.ServiceType,
+			Enabled: f.Enabled, ServiceProfiles: slices.Clone(f.Profiles)})
+	}
+	return out
+}
+
+// AddFlavor seeds a flavor, e.g. one no operator owns, and returns it with its id.
+func (c *Cloud) AddFlavor(f Flavor) Flavor {
+	if f.ID == "" {
+		f.ID = newUUID()
+	}
+	if f.ServiceType == "" {
+		f.ServiceType = "L3_ROUTER_NAT"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range f.ServiceProfiles {
+		if c.findProfile(p) == nil {
+			panic(fmt.Sprintf("fakecloud: AddFlavor: no service profile %q", p))
+		}
+	}
+	c.flavors = append(c.flavors, &flavorRec{ID: f.ID, Name: f.Name, Description: f.Description,
+		ServiceType: f.ServiceType, Enabled: f.Enabled, Profiles: slices.Clone(f.ServiceProfiles)})
+	return f
+}
+
+// ServiceProfiles returns the service profiles in creation order.
+func (c *Cloud) ServiceProfiles() []ServiceProfile {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []ServiceProfile
+	for _, p := range c.profiles {
+		out = append(out, ServiceProfile(*p))
+	}
+	return out
+}
+
+// AddServiceProfile seeds a service profile and returns it with its id. The driver is not
+// checked, so a test can seed what an older configuration left behind.
+func (c *Cloud) AddServiceProfile(p ServiceProfile) ServiceProfile {
+	if p.ID == "" {
+		p.ID = newUUID()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := profileRec(p)
+	c.profiles = append(c.profiles, &rec)
+	return p
+}
+
+// Routers returns the routers in creation order.
+func (c *Cloud) Routers() []Router {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Router
+	for _, r := range c.routers {
+		out = append(out, Router{ID: r.ID, Name: r.Name, FlavorID: r.FlavorID, ProjectID: r.ProjectID})
+	}
+	return out
+}
+
+// AddRouter seeds a router, e.g. one that keeps a flavor in use.
+func (c *Cloud) AddRouter(r Router) Router {
+	if r.ID == "" {
+		r.ID = newUUID()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.ProjectID == "" {
+		r.ProjectID = c.projects["admin"]
+	}
+	c.routers = append(c.routers, &routerRec{ID: r.ID, Name: r.Name, FlavorID: r.FlavorID, ProjectID: r.ProjectID, Created: time.Now().UTC()})
+	return r
+}
+
+// SegmentRanges returns the segment ranges, the three defaults of the ML2 configuration first.
+func (c *Cloud) SegmentRanges() []SegmentRange {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []SegmentRange
+	for _, s := range c.ranges {
+		out = append(out, SegmentRange{ID: s.ID, Name: s.Name, Description: s.Description, NetworkType: s.NetworkType,
+			PhysicalNetwork: s.PhysicalNetwork, ProjectID: s.ProjectID, Minimum: s.Minimum, Maximum: s.Maximum,
+			Shared: s.Shared, Default: s.Default})
+	}
+	return out
+}
+
+// AddSegmentRange seeds a segment range without the API's checks.
+func (c *Cloud) AddSegmentRange(s SegmentRange) SegmentRange {
+	if s.ID == "" {
+		s.ID = newUUID()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ranges = append(c.ranges, &rangeRec{ID: s.ID, Name: s.Name, Description: s.Description, NetworkType: s.NetworkType,
+		PhysicalNetwork: s.PhysicalNetwork, ProjectID: s.ProjectID, Minimum: s.Minimum, Maximum: s.Maximum,
+		Shared: s.Shared, Default: s.Default, Created: time.Now().UTC()})
+	return s
+}
+
+// Runbooks returns the runbooks in creation order.
+func (c *Cloud) Runbooks() []Runbook {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Runbook
+	for _, rb := range c.runbooks {
+		out = append(out, Runbook{UUID: rb.UUID, Name: rb.Name, Steps: slices.Clone(rb.Steps), DisableRamdisk: rb.DisableRamdisk,
+			Public: rb.Public, Owner: rb.Owner, Extra: maps.Clone(rb.Extra), Description: rb.Description,
+			Traits: slices.Clone(rb.Traits)})
+	}
+	return out
+}
+
+// AddRunbook seeds a runbook without the API's checks, e.g. an unowned one to adopt.
+func (c *Cloud) AddRunbook(rb Runbook) Runbook {
+	if rb.UUID == "" {
+		rb.UUID = newUUID()
+	}
+	if rb.Extra == nil {
+		rb.Extra = map[string]any{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runbooks = append(c.runbooks, &runbookRec{UUID: rb.UUID, Name: rb.Name, Steps: slices.Clone(rb.Steps),
+		DisableRamdisk: rb.DisableRamdisk, Public: rb.Public, Owner: rb.Owner, Extra: maps.Clone(rb.Extra),
+		Description: rb.Description, Traits: slices.Clone(rb.Traits), Created: time.Now().UTC()})
+	return rb
+}
