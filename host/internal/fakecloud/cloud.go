@@ -84,7 +84,7 @@ var builtinL3Drivers = []string{
 
 // Cloud is a running fake cloud. It is safe for concurrent use.
 type Cloud struct {
-	opts     Options
+	opts      Options
 	ironicMax version
 
 	keystone, neutron, ironic *httptest.Server

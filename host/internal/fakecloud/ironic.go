@@ -27,8 +27,10 @@ func parseVersion(s string) (version, error) {
 	return version{a, b}, nil
 }
 
-func (v version) String() string         { return fmt.Sprintf("%d.%d", v.major, v.minor) }
-func (v version) atLeast(o version) bool { return v.major > o.major || v.major == o.major && v.minor >= o.minor }
+func (v version) String() string { return fmt.Sprintf("%d.%d", v.major, v.minor) }
+func (v version) atLeast(o version) bool {
+	return v.major > o.major || v.major == o.major && v.minor >= o.minor
+}
 
 var (
 	ironicMin       = version{1, 1}
