@@ -1,0 +1,476 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+)
+
+const (
+	flavorsPath  = "v2.0/flavors"
+	profilesPath = "v2.0/service_profiles"
+	routersPath  = "v2.0/routers"
+	l3Service    = "L3_ROUTER_NAT"
+)
+
+// Ownership markers. A service profile is owned when its metainfo JSON carries profileOwner with
+// the plugin's name; the other two keys record the marker scheme and the CR kind for operators.
+// A flavor is owned when its description carries flavorMarker (flavors have no free-form field).
+const (
+	profileOwner        = "openstack-sync.io/managed-by"
+	profileOwnerValue   = "neutron-router-flavors"
+	profileVersion      = "openstack-sync.io/marker-version"
+	profileVersionValue = "v1"
+	profileSource       = "openstack-sync.io/source"
+	profileSourceValue  = "NeutronRouterFlavor"
+	flavorMarker        = "[openstack-sync.io/neutron-router-flavors]"
+)
+
+var profileMarkerKeys = []string{profileOwner, profileVersion, profileSource}
+
+// Spec is NeutronRouterFlavor.spec without cloudCredentialsRef.
+type Spec struct {
+	Name            string        `json:"name"`
+	ServiceType     string        `json:"service_type"`
+	IsEnabled       *bool         `json:"is_enabled"`
+	Description     string        `json:"description"`
+	ServiceProfiles []ProfileSpec `json:"service_profiles"`
+}
+
+// ProfileSpec is one entry of spec.service_profiles.
+type ProfileSpec struct {
+	Driver      string         `json:"driver"`
+	Description string         `json:"description"`
+	IsEnabled   *bool          `json:"is_enabled"`
+	MetaInfo    map[string]any `json:"meta_info"`
+}
+
+func enabled(b *bool) bool { return b == nil || *b }
+
+func (s Spec) serviceType() string {
+	if s.ServiceType == "" {
+		return l3Service
+	}
+	return s.ServiceType
+}
+
+// validationError is a spec that can never converge; the CR reports reason InvalidSpec.
+type validationError struct{ msg string }
+
+func (e *validationError) Error() string { return e.msg }
+
+var (
+	namePattern   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	driverPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+)
+
+func (s Spec) validate() error {
+	var errs []string
+	if !namePattern.MatchString(s.Name) || len(s.Name) > 255 {
+		errs = append(errs, fmt.Sprintf("spec.name must match %s and be at most 255 characters; got %q", namePattern, s.Name))
+	}
+	if s.serviceType() != l3Service {
+		errs = append(errs, fmt.Sprintf("spec.service_type must be %s; got %q", l3Service, s.ServiceType))
+	}
+	if len(s.ServiceProfiles) == 0 {
+		errs = append(errs, "spec.service_profiles must list at least one profile")
+	}
+	for i, p := range s.ServiceProfiles {
+		if !driverPattern.MatchString(p.Driver) {
+			errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].driver must be a dotted Python path; got %q", i, p.Driver))
+		}
+		for _, k := range profileMarkerKeys {
+			if _, ok := p.MetaInfo[k]; ok {
+				errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].meta_info must not set the ownership key %q", i, k))
+			}
+		}
+		if va, ok := p.MetaInfo["vni_alloc"]; ok && va != "off" && va != "on" && va != "auto" {
+			errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].meta_info.vni_alloc must be off, on or auto; got %v", i, va))
+		}
+	}
+	if len(errs) > 0 {
+		return &validationError{msg: strings.Join(errs, "; ")}
+	}
+	return nil
+}
+
+// profile is a Neutron service profile. Metainfo is JSON text on the wire.
+type profile struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Driver      string `json:"driver"`
+	Enabled     bool   `json:"enabled"`
+	Metainfo    string `json:"metainfo"`
+}
+
+// metaInfo parses the profile's metainfo; text that is not a JSON object reads as empty, which
+// also makes the profile unowned.
+func (p profile) metaInfo() map[string]any {
+	var m map[string]any
+	if json.Unmarshal([]byte(p.Metainfo), &m) != nil || m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func (p profile) owned() bool { return p.metaInfo()[profileOwner] == profileOwnerValue }
+
+// userMetaInfo is the metainfo without the marker keys: what a spec's meta_info is compared to.
+func (p profile) userMetaInfo() map[string]any {
+	m := p.metaInfo()
+	for _, k := range profileMarkerKeys {
+		delete(m, k)
+	}
+	return m
+}
+
+// markedMetainfo renders spec meta_info plus the markers as compact JSON with sorted keys, the
+// text Neutron stores.
+func markedMetainfo(user map[string]any) (string, error) {
+	m := maps.Clone(user)
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[profileOwner], m[profileVersion], m[profileSource] = profileOwnerValue, profileVersionValue, profileSourceValue
+	return canon.JSON(m)
+}
+
+// flavor is a Neutron flavor.
+type flavor struct {
+	ID              string   `json:"id"`
+	Name            string   `json:"name"`
+	ServiceType     string   `json:"service_type"`
+	Description     string   `json:"description"`
+	Enabled         bool     `json:"enabled"`
+	ServiceProfiles []string `json:"service_profiles"`
+}
+
+func (f flavor) owned() bool { return strings.Contains(f.Description, flavorMarker) }
+
+// userDescription is the description without the marker.
+func (f flavor) userDescription() string {
+	return strings.TrimSpace(strings.ReplaceAll(f.Description, flavorMarker, ""))
+}
+
+func markedDescription(desc string) string {
+	if desc == "" {
+		return flavorMarker
+	}
+	return desc + " " + flavorMarker
+}
+
+// state is what one credential group knows of Neutron: every flavor and every service profile,
+// each read by one paginated list the first time a CR needs it and kept current by the plugin's
+// own writes. A converged group therefore costs two lists however many CRs it has.
+type state struct {
+	svc      osapi.Service
+	flavors  []flavor
+	profiles []profile
+	loaded   bool
+}
+
+func newState(svc osapi.Service) *state { return &state{svc: svc} }
+
+func (st *state) load() error {
+	if st.loaded {
+		return nil
+	}
+	fl, err := listFlavors(st.svc, nil)
+	if err != nil {
+		return err
+	}
+	pr, err := listProfiles(st.svc)
+	if err != nil {
+		return err
+	}
+	st.flavors, st.profiles, st.loaded = fl, pr, true
+	return nil
+}
+
+func listFlavors(svc osapi.Service, query url.Values) ([]flavor, error) {
+	raws, err := osapi.ListNeutron(svc, flavorsPath, "flavors", query)
+	if err != nil {
+		return nil, fmt.Errorf("list flavors: %w", err)
+	}
+	out := make([]flavor, 0, len(raws))
+	for _, raw := range raws {
+		var f flavor
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return nil, fmt.Errorf("list flavors: unreadable item: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func listProfiles(svc osapi.Service) ([]profile, error) {
+	raws, err := osapi.ListNeutron(svc, profilesPath, "service_profiles", nil)
+	if err != nil {
+		return nil, fmt.Errorf("list service profiles: %w", err)
+	}
+	out := make([]profile, 0, len(raws))
+	for _, raw := range raws {
+		var p profile
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("list service profiles: unreadable item: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (st *state) putProfile(p profile) {
+	for i := range st.profiles {
+		if st.profiles[i].ID == p.ID {
+			st.profiles[i] = p
+			return
+		}
+	}
+	st.profiles = append(st.profiles, p)
+}
+
+func (st *state) profile(id string) (profile, bool) {
+	for _, p := range st.profiles {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return profile{}, false
+}
+
+func (st *state) putFlavor(f flavor) {
+	for i := range st.flavors {
+		if st.flavors[i].ID == f.ID {
+			st.flavors[i] = f
+			return
+		}
+	}
+	st.flavors = append(st.flavors, f)
+}
+
+// logf receives what the plugin wants an operator to see in the hook log.
+type logf func(format string, args ...any)
+
+// reconcile converges one router flavor and returns its notes.
+func reconcile(st *state, s Spec, log logf) ([]string, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	if err := st.load(); err != nil {
+		return nil, err
+	}
+	var notes []string
+	var want []string
+	for i, ps := range s.ServiceProfiles {
+		p, pnotes, err := st.ensureProfile(ps, want)
+		if err != nil {
+			return nil, fmt.Errorf("service_profiles[%d] (driver %s): %w", i, ps.Driver, err)
+		}
+		for _, n := range pnotes {
+			log("router flavor %s: %s", s.Name, n)
+		}
+		notes = append(notes, pnotes...)
+		want = append(want, p.ID)
+	}
+	f, err := st.ensureFlavor(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.bind(f, want, log); err != nil {
+		return nil, err
+	}
+	return notes, nil
+}
+
+// ensureProfile finds or makes the profile a spec entry describes. A profile matches on driver and
+// meta_info (markers aside); an owned match is preferred, an unowned one is adopted. Profiles
+// already picked for this flavor are skipped, so two identical entries get two profiles.
+func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []string, error) {
+	want, err := canon.JSON(orEmpty(ps.MetaInfo))
+	if err != nil {
+		return profile{}, nil, fmt.Errorf("meta_info is not JSON: %w", err)
+	}
+	var ownedMatch, unownedMatch *profile
+	for i := range st.profiles {
+		p := st.profiles[i]
+		if p.Driver != ps.Driver || slices.Contains(taken, p.ID) {
+			continue
+		}
+		have, err := canon.JSON(p.userMetaInfo())
+		if err != nil || have != want {
+			continue
+		}
+		if p.owned() && ownedMatch == nil {
+			ownedMatch = &st.profiles[i]
+		}
+		if !p.owned() && unownedMatch == nil {
+			unownedMatch = &st.profiles[i]
+		}
+	}
+	metainfo, err := markedMetainfo(ps.MetaInfo)
+	if err != nil {
+		return profile{}, nil, err
+	}
+	body := map[string]any{"description": ps.Description, "metainfo": metainfo, "enabled": enabled(ps.IsEnabled)}
+	switch {
+	case ownedMatch != nil:
+		// Neutron refuses to update a profile bound to a flavor, so drift on an owned profile is
+		// reported rather than fixed.
+		var notes []string
+		p := *ownedMatch
+		if p.Enabled != enabled(ps.IsEnabled) {
+			notes = append(notes, fmt.Sprintf("service profile %s is_enabled: have=%v want=%v", p.ID, p.Enabled, enabled(ps.IsEnabled)))
+		}
+		if p.Description != ps.Description {
+			notes = append(notes, fmt.Sprintf("service profile %s description: have=%q want=%q", p.ID, p.Description, ps.Description))
+		}
+		return p, notes, nil
+	case unownedMatch != nil:
+		var resp struct {
+			Profile profile `json:"service_profile"`
+		}
+		err := st.svc.Call("PUT", profilesPath+"/"+url.PathEscape(unownedMatch.ID), nil, map[string]any{"service_profile": body}, &resp)
+		if osapi.IsConflict(err) {
+			return profile{}, nil, fmt.Errorf("service profile %s matches but is bound to a flavor, so Neutron will not let it be adopted; "+
+				"unbind it from its flavor or delete it, then the next run adopts or replaces it: %w", unownedMatch.ID, err)
+		}
+		if err != nil {
+			return profile{}, nil, fmt.Errorf("adopt service profile %s: %w", unownedMatch.ID, err)
+		}
+		p := resp.Profile
+		if p.ID == "" {
+			p = *unownedMatch
+			p.Description, p.Metainfo, p.Enabled = ps.Description, metainfo, enabled(ps.IsEnabled)
+		}
+		st.putProfile(p)
+		return p, nil, nil
+	}
+	body["driver"] = ps.Driver
+	var resp struct {
+		Profile profile `json:"service_profile"`
+	}
+	if err := st.svc.Call("POST", profilesPath, nil, map[string]any{"service_profile": body}, &resp); err != nil {
+		return profile{}, nil, fmt.Errorf("create service profile: %w", err)
+	}
+	if resp.Profile.ID == "" {
+		return profile{}, nil, fmt.Errorf("create service profile: Neutron answered without an id")
+	}
+	st.putProfile(resp.Profile)
+	return resp.Profile, nil, nil
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func (st *state) ensureFlavor(s Spec) (flavor, error) {
+	var matches []flavor
+	for _, f := range st.flavors {
+		if f.Name == s.Name {
+			matches = append(matches, f)
+		}
+	}
+	if len(matches) > 1 {
+		return flavor{}, fmt.Errorf("%d Neutron flavors are named %q; rename or delete the extras", len(matches), s.Name)
+	}
+	desc := markedDescription(s.Description)
+	if len(matches) == 0 {
+		var resp struct {
+			Flavor flavor `json:"flavor"`
+		}
+		body := map[string]any{"name": s.Name, "service_type": s.serviceType(), "enabled": enabled(s.IsEnabled), "description": desc}
+		if err := st.svc.Call("POST", flavorsPath, nil, map[string]any{"flavor": body}, &resp); err != nil {
+			return flavor{}, fmt.Errorf("create flavor %q: %w", s.Name, err)
+		}
+		if resp.Flavor.ID == "" {
+			return flavor{}, fmt.Errorf("create flavor %q: Neutron answered without an id", s.Name)
+		}
+		st.putFlavor(resp.Flavor)
+		return resp.Flavor, nil
+	}
+	f := matches[0]
+	if f.ServiceType != s.serviceType() {
+		return flavor{}, fmt.Errorf("Router flavor %q already exists in Neutron with service_type=%s, not %s; "+
+			"service_type cannot change, so rename the CR's flavor or delete the Neutron one", s.Name, f.ServiceType, s.serviceType())
+	}
+	// A missing marker is how an unowned flavor is adopted: the update stamps it.
+	if f.userDescription() == s.Description && f.owned() && f.Enabled == enabled(s.IsEnabled) {
+		return f, nil
+	}
+	var resp struct {
+		Flavor flavor `json:"flavor"`
+	}
+	body := map[string]any{"description": desc, "enabled": enabled(s.IsEnabled)}
+	if err := st.svc.Call("PUT", flavorsPath+"/"+url.PathEscape(f.ID), nil, map[string]any{"flavor": body}, &resp); err != nil {
+		return flavor{}, fmt.Errorf("update flavor %q (%s): %w", s.Name, f.ID, err)
+	}
+	f.Description, f.Enabled = desc, enabled(s.IsEnabled)
+	if resp.Flavor.ID != "" {
+		f = resp.Flavor
+	}
+	st.putFlavor(f)
+	return f, nil
+}
+
+// bind makes the flavor's profile set hold every wanted profile. Profiles it holds but the spec
+// does not want are unbound only when owned: a hand-bound profile is the operator's.
+func (st *state) bind(f flavor, want []string, log logf) error {
+	bound := slices.Clone(f.ServiceProfiles)
+	for _, id := range want {
+		if slices.Contains(bound, id) {
+			continue
+		}
+		// Neutron answers with the flavor's id in service_profile.id, so the answer is not read.
+		err := st.svc.Call("POST", flavorsPath+"/"+url.PathEscape(f.ID)+"/service_profiles", nil,
+			map[string]any{"service_profile": map[string]any{"id": id}}, nil)
+		if err != nil && !osapi.IsConflict(err) {
+			return fmt.Errorf("bind service profile %s to flavor %q: %w", id, f.Name, err)
+		}
+		bound = append(bound, id)
+	}
+	for _, id := range slices.Clone(bound) {
+		if slices.Contains(want, id) {
+			continue
+		}
+		p, ok := st.profile(id)
+		if !ok {
+			var resp struct {
+				Profile profile `json:"service_profile"`
+			}
+			err := st.svc.Call("GET", profilesPath+"/"+url.PathEscape(id), nil, nil, &resp)
+			if osapi.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("read service profile %s bound to flavor %q: %w", id, f.Name, err)
+			}
+			p = resp.Profile
+		}
+		if !p.owned() {
+			log("router flavor %s: leaving unowned service profile %s bound", f.Name, id)
+			continue
+		}
+		err := st.svc.Call("DELETE", flavorsPath+"/"+url.PathEscape(f.ID)+"/service_profiles/"+url.PathEscape(id), nil, nil, nil)
+		switch {
+		case err == nil, osapi.IsNotFound(err):
+			bound = slices.DeleteFunc(bound, func(x string) bool { return x == id })
+		case osapi.IsConflict(err):
+			log("router flavor %s: Neutron refused to unbind service profile %s (left bound): %v", f.Name, id, err)
+		default:
+			return fmt.Errorf("unbind service profile %s from flavor %q: %w", id, f.Name, err)
+		}
+	}
+	f.ServiceProfiles = bound
+	st.putFlavor(f)
+	return nil
+}

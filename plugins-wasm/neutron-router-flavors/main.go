@@ -1,0 +1,91 @@
+// Command neutron-router-flavors is the openstack-sync plugin that converges NeutronRouterFlavor
+// CRs into Neutron L3 flavors and their service profiles (docs/plugins/neutron-router-flavors.md).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+)
+
+var metadata = pdk.Metadata{
+	Name:        "neutron-router-flavors",
+	Noun:        "router flavor",
+	EnvPrefix:   "NEUTRON_ROUTER_FLAVOR",
+	BindingName: "neutron-router-flavors",
+	Grants: []pdk.Grant{
+		{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{flavorsPath, profilesPath}},
+		{Service: "network", Methods: []string{"GET", "PUT", "DELETE"}, Paths: []string{flavorsPath + "/*", profilesPath + "/*"}},
+		{Service: "network", Methods: []string{"POST"}, Paths: []string{flavorsPath + "/*/service_profiles"}},
+		{Service: "network", Methods: []string{"DELETE"}, Paths: []string{flavorsPath + "/*/service_profiles/*"}},
+		// Prune checks that no router uses a flavor before deleting it.
+		{Service: "network", Methods: []string{"GET"}, Paths: []string{routersPath}},
+	},
+	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune},
+}
+
+func init() {
+	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR, Prune: pruneCR})
+}
+
+func main() {}
+
+func network(ctx *pdk.Context) osapi.Service { return osapi.FromPDK(ctx.OpenStack("network")) }
+
+func logger(ctx *pdk.Context, level pdk.LogLevel) logf {
+	return func(format string, args ...any) { ctx.Logf(level, format, args...) }
+}
+
+// waitForAPI lists one flavor: Neutron answers and the flavors extension is loaded. A 404 (no
+// flavors extension) or a policy refusal will not change by waiting.
+func waitForAPI(ctx *pdk.Context) error {
+	err := network(ctx).Call("GET", flavorsPath, url.Values{"limit": {"1"}}, nil, nil)
+	switch osapi.StatusCode(err) {
+	case http.StatusNotFound:
+		return pdk.Permanent(fmt.Errorf("Neutron has no flavors API (enable the flavors service plugin): %w", err))
+	case http.StatusForbidden, http.StatusUnauthorized:
+		return pdk.Permanent(fmt.Errorf("Neutron refused to list flavors: %w", err))
+	}
+	return err
+}
+
+const cacheKey = "neutron-state"
+
+func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	var spec Spec
+	if err := req.DecodeSpec(&spec); err != nil {
+		return nil, pdk.WithReason("InvalidSpec", err)
+	}
+	st, _ := ctx.Cache()[cacheKey].(*state)
+	if st == nil {
+		st = newState(network(ctx))
+		ctx.Cache()[cacheKey] = st
+	}
+	notes, err := reconcile(st, spec, logger(ctx, pdk.LevelWarn))
+	var ve *validationError
+	if errors.As(err, &ve) {
+		return nil, pdk.WithReason("InvalidSpec", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pdk.Result{Notes: notes}, nil
+}
+
+// pruneCR reads PRUNE itself because one Prune handler serves both policies: the full prune with
+// PRUNE=true and the profile sweep with PRUNE=false.
+func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
+	var desired []Spec
+	if err := req.DecodeSpecs(&desired); err != nil {
+		return err
+	}
+	mode := sweepOnly
+	if v, _ := ctx.Config("PRUNE"); v == "true" {
+		mode = full
+	}
+	return prune(network(ctx), desired, req.AuthoritativeEmpty, mode, logger(ctx, pdk.LevelInfo))
+}
