@@ -1,0 +1,166 @@
+{{/* Names and labels. */}}
+{{- define "oso.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "oso.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "oso.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "oso.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "oso.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "oso.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "oso.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "oso.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+oso.config computes, once, everything the templates derive from plugins and pluginData:
+  hooks: name -> {enabled, file, sha256, wrapper, crd: {group, version, kind, plural, status}}
+  hookEnv: the hook environment (name -> string), over every hook, enabled or not
+  env: the operator environment (name -> string)
+Rendering fails with a message naming the value at fault.
+*/}}
+{{- define "oso.config" -}}
+{{- $hooks := dict -}}
+{{- $hookEnv := dict -}}
+{{- range $name := keys .Values.plugins | sortAlpha -}}
+{{- if not (hasKey $.Values.pluginData $name) -}}
+{{- fail (printf "plugins.%s has no pluginData.%s entry describing the plugin" $name $name) -}}
+{{- end -}}
+{{- end -}}
+{{- range $name := keys .Values.pluginData | sortAlpha -}}
+{{- $pd := get $.Values.pluginData $name | default dict -}}
+{{- $hook := $pd.hook | default dict -}}
+{{- if $hook -}}
+{{- $enabled := eq (toString (get $.Values.plugins $name)) "true" -}}
+{{- $plugin := $pd.plugin | default dict -}}
+{{- $file := required (printf "pluginData.%s.plugin.file is required" $name) $plugin.file -}}
+{{- $sha := $plugin.sha256 | default "" -}}
+{{- if and $enabled (not $sha) -}}
+{{- fail (printf "pluginData.%s.plugin.sha256 is required because plugins.%s is true: pin the sha256 digest of %s (the image lists it in /plugins/SHA256SUMS)" $name $name $file) -}}
+{{- end -}}
+{{- $h := dict "enabled" $enabled "file" $file "sha256" $sha "wrapper" (base $file | trimSuffix ".wasm") -}}
+{{- $p := $hook.envPrefix | default "" -}}
+{{- $env := dict -}}
+{{- if $p -}}
+{{- $_ := set $env (printf "%s_ENABLED" $p) (ternary "true" "false" $enabled) -}}
+{{- if $hook.crd -}}
+{{- $raw := $.Files.Get $hook.crd -}}
+{{- if not $raw -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s is not a file in the chart" $name $hook.crd) -}}
+{{- end -}}
+{{- $crd := fromYaml $raw -}}
+{{- if ne ($crd.kind | default "") "CustomResourceDefinition" -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s is not a CustomResourceDefinition" $name $hook.crd) -}}
+{{- end -}}
+{{- $spec := $crd.spec | default dict -}}
+{{- $names := $spec.names | default dict -}}
+{{- $group := required (printf "pluginData.%s.hook.crd: %s has no spec.group" $name $hook.crd) $spec.group -}}
+{{- $kind := required (printf "pluginData.%s.hook.crd: %s has no spec.names.kind" $name $hook.crd) $names.kind -}}
+{{- $plural := required (printf "pluginData.%s.hook.crd: %s has no spec.names.plural" $name $hook.crd) $names.plural -}}
+{{- $storage := "" -}}
+{{- $status := false -}}
+{{- range $v := $spec.versions | default list -}}
+{{- if $v.storage -}}{{- $storage = $v.name -}}{{- end -}}
+{{- if and $v.subresources (hasKey $v.subresources "status") -}}{{- $status = true -}}{{- end -}}
+{{- end -}}
+{{- if not $storage -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s has no storage version" $name $hook.crd) -}}
+{{- end -}}
+{{- $_ := set $env (printf "%s_CRD_API_VERSION" $p) (printf "%s/%s" $group $storage) -}}
+{{- $_ := set $env (printf "%s_CRD_KIND" $p) $kind -}}
+{{- $_ := set $env (printf "%s_CRD_RESOURCE" $p) (printf "%s.%s" $plural $group) -}}
+{{- $_ := set $env (printf "%s_STATUS_ENABLED" $p) (ternary "true" "false" $status) -}}
+{{- $_ := set $h "crd" (dict "group" $group "version" $storage "kind" $kind "plural" $plural "status" $status) -}}
+{{- end -}}
+{{- if $sha -}}
+{{- $_ := set $env (printf "%s_PLUGIN_SHA256" $p) $sha -}}
+{{- end -}}
+{{- $grants := $plugin.grants | default dict -}}
+{{- if $grants.services -}}
+{{- $_ := set $env (printf "%s_PLUGIN_SERVICES" $p) (join "," $grants.services) -}}
+{{- end -}}
+{{- $limits := $plugin.limits | default dict -}}
+{{- if $limits.memoryMiB -}}
+{{- $_ := set $env (printf "%s_PLUGIN_MEMORY_MIB" $p) (toString $limits.memoryMiB) -}}
+{{- end -}}
+{{- if $limits.callTimeout -}}
+{{- $_ := set $env (printf "%s_PLUGIN_CALL_TIMEOUT" $p) (toString $limits.callTimeout) -}}
+{{- end -}}
+{{- range $k := keys ($hook.env | default dict) | sortAlpha -}}
+{{- $n := printf "%s_%s" $p $k -}}
+{{- if hasKey $env $n -}}
+{{- fail (printf "pluginData.%s.hook.env.%s: %s is already set by the chart" $name $k $n) -}}
+{{- end -}}
+{{- $_ := set $env $n (toString (get $hook.env $k)) -}}
+{{- end -}}
+{{- end -}}
+{{- range $n := keys $env | sortAlpha -}}
+{{- if hasKey $hookEnv $n -}}
+{{- fail (printf "pluginData.%s: %s is set by two hooks (is the envPrefix %s used twice?)" $name $n $p) -}}
+{{- end -}}
+{{- $_ := set $hookEnv $n (get $env $n) -}}
+{{- end -}}
+{{- $_ := set $hooks $name $h -}}
+{{- end -}}
+{{- end -}}
+{{- $env := dict -}}
+{{- $reserved := list "POD_NAMESPACE" "OPENSTACK_SYNC_CACHE_DIR" "SHELL_OPERATOR_HOOKS_DIR" "SHELL_OPERATOR_TMP_DIR" "SHELL_OPERATOR_LISTEN_PORT" "DEBUG_UNIX_SOCKET" -}}
+{{- range $n := keys (.Values.env | default dict) | sortAlpha -}}
+{{- if hasKey $hookEnv $n -}}
+{{- fail (printf "env.%s collides with a variable a plugin's hook sets" $n) -}}
+{{- end -}}
+{{- if has $n $reserved -}}
+{{- fail (printf "env.%s is set by the chart itself" $n) -}}
+{{- end -}}
+{{- $_ := set $env $n (toString (get $.Values.env $n)) -}}
+{{- end -}}
+{{- toYaml (dict "hooks" $hooks "hookEnv" $hookEnv "env" $env) -}}
+{{- end -}}
+
+{{/*
+oso.verifyScript is the init container's script: it fails the pod when an enabled plugin is missing
+or its digest differs from the pin, then writes one hook wrapper per enabled plugin into HOOKS_DIR.
+The wrappers are written here, not shipped in the image, so the plugin file named in the values is
+the one the hook runs.
+*/}}
+{{- define "oso.verifyScript" -}}
+{{- $cfg := include "oso.config" . | fromYaml -}}
+set -eu
+fail() { echo "verify-plugins: $*" >&2; exit 1; }
+[ -x "$HOST_BINARY" ] || fail "host binary missing or not executable: $HOST_BINARY"
+{{- range $name := keys $cfg.hooks | sortAlpha }}
+{{- $h := get $cfg.hooks $name }}
+{{- if $h.enabled }}
+[ -f {{ $h.file | quote }} ] || fail {{ printf "enabled plugin %s missing: %s" $name $h.file | quote }}
+got=$(sha256sum {{ $h.file | quote }} | cut -d' ' -f1)
+[ "$got" = {{ $h.sha256 | quote }} ] || fail "enabled plugin {{ $name }}: {{ $h.file }} has sha256 $got, the values pin {{ $h.sha256 }}"
+printf '#!/bin/sh\nexec %s hook --plugin %s "$@"\n' "$HOST_BINARY" {{ $h.file | quote }} > "$HOOKS_DIR/{{ $h.wrapper }}"
+chmod 0755 "$HOOKS_DIR/{{ $h.wrapper }}"
+{{- end }}
+{{- end }}
+echo "verify-plugins: ok"
+{{- end -}}
