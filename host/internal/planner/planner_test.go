@@ -1,0 +1,161 @@
+package planner
+
+import (
+	"bytes"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin/plugintest"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
+)
+
+// planRow is one line of the golden planning table: what each fixture in testdata/ must plan.
+// CRs are written name:resourceVersion, credential groups namespace/secret/cloud.
+type planRow struct {
+	fixture      string
+	podNamespace string
+	reconcile    []string
+	desired      []string
+	deleted      []string
+	creds        []string
+	unreadable   []string
+	err          string
+	logs         []string
+	notLogs      []string
+}
+
+var (
+	s1 = "ns/s1/c1"
+	s2 = "ns/s2/c1"
+)
+
+var planTable = []planRow{
+	// §2.2 snapshot / Synchronization mode
+	{fixture: "sync-basic", reconcile: []string{"a:1", "b:1"}, desired: []string{"a:1", "b:1"},
+		deleted: []string{"c:1"}, creds: []string{s1, s2}},
+	{fixture: "sync-missing-objects"},
+	{fixture: "sync-objects-not-list", err: "Synchronization widgets objects must be a list"},
+	{fixture: "schedule-snapshot", reconcile: []string{"a:1", "b:1"}, desired: []string{"a:1", "b:1"},
+		deleted: []string{"c:1"}, creds: []string{s1, s2}},
+	{fixture: "schedule-without-objects",
+		err: "Shell-operator binding context does not contain widgets event, snapshot, or synchronization objects"},
+	{fixture: "full-first-snapshot", reconcile: []string{"a:1"}, desired: []string{"a:1"}, creds: []string{s1}},
+	{fixture: "full-snapshot-not-list", err: "Snapshot widgets must be a list"},
+	{fixture: "full-sync-fallback", reconcile: []string{"a:1"}, desired: []string{"a:1"}, creds: []string{s1}},
+	// §2.1 event mode
+	{fixture: "event-added", reconcile: []string{"a:1"}, desired: []string{"a:1", "b:1"}, creds: []string{s1}},
+	{fixture: "event-collapse", reconcile: []string{"a:3"}, desired: []string{"a:3"}, creds: []string{s1},
+		logs: []string{"Collapsed 3 Widget changed event(s) across 1 CR(s)"}},
+	{fixture: "event-deleted-cancels", deleted: []string{"a:4"}, creds: []string{s1},
+		logs: []string{"Not reconciling Widget alpha; a later event in this batch deleted it",
+			"Collapsed 2 Widget changed event(s) across 1 CR(s)"}},
+	{fixture: "event-recreate", reconcile: []string{"a:9"}, desired: []string{"a:9"}, deleted: []string{"a:1"},
+		creds: []string{s1}, notLogs: []string{"Collapsed"}},
+	{fixture: "event-undelete", reconcile: []string{"a:2"}, desired: []string{"a:2"}, creds: []string{s1}},
+	{fixture: "event-deletion-timestamp", desired: []string{"b:1"}, deleted: []string{"a:5"}, creds: []string{s1}},
+	{fixture: "event-feedback-loop", reconcile: []string{"d:1", "n:1", "o:1", "t:1"},
+		desired: []string{"d:1", "f:1", "n:1", "o:1", "s:1", "t:1"}, creds: []string{s1},
+		logs: []string{"Skipping sierra Modified event; generation 4 is already Synced",
+			"Skipping foxtrot Modified event; generation 4 is already Failed"}},
+	{fixture: "event-only-own-writes", desired: []string{"b:1", "f:1", "s:1"}},
+	{fixture: "event-missing-fields", desired: []string{"a:1", "b:1"},
+		logs: []string{"Widget event carries no watchEvent; ignoring it",
+			"Widget Modified event carries no object; ignoring it", "Widget Added event carries no object; ignoring it"}},
+	{fixture: "event-other-binding-ignored", reconcile: []string{"a:1"}, desired: []string{"a:1"}, creds: []string{s1}},
+	{fixture: "event-last-snapshot", reconcile: []string{"a:3"}, desired: []string{"a:2", "b:1"}, creds: []string{s1}},
+	{fixture: "event-without-snapshot", err: "Shell-operator widgets event context does not contain widgets snapshot objects"},
+	// §2.3 event mode wins over a schedule in the same batch
+	{fixture: "mixed-schedule-and-event", reconcile: []string{"a:1"}, desired: []string{"a:1", "b:1"}, creds: []string{s1}},
+	// §2.4 an empty snapshot plus a deletion
+	{fixture: "event-empty-snapshot", deleted: []string{"z:1"}, creds: []string{"ns/s9/c1"}},
+	// §3.1, §3.2, Decision 1
+	{fixture: "unreadable-sync", reconcile: []string{"a:1", "b:1"}, desired: []string{"a:1", "b:1"}, creds: []string{s1, s2},
+		unreadable: []string{"<unnamed>", "ns/<unnamed>", "ns/deletion-number", "ns/empty-cloud", "ns/finalizers-string",
+			"ns/generation-string", "ns/no-ref", "ns/no-secret", "ns/no-spec", "ns/null-ref", "ns/number-secret",
+			"ns/spec-string", "ns/status-string", "ns/string-ref"},
+		logs: []string{
+			"Ignoring unreadable CR ns/no-spec: spec is missing or not an object",
+			"Ignoring unreadable CR ns/spec-string: spec is missing or not an object",
+			"Ignoring unreadable CR ns/no-ref: spec.cloudCredentialsRef is missing or not an object",
+			"Ignoring unreadable CR ns/null-ref: spec.cloudCredentialsRef is missing or not an object",
+			"Ignoring unreadable CR ns/string-ref: spec.cloudCredentialsRef is missing or not an object",
+			`Ignoring unreadable CR ns/no-secret: spec.cloudCredentialsRef must set both secretName and cloudName; got secretName=null, cloudName=\"c1\"`,
+			`Ignoring unreadable CR ns/empty-cloud: spec.cloudCredentialsRef must set both secretName and cloudName; got secretName=\"s1\", cloudName=\"\"`,
+			`got secretName=a number, cloudName=\"c1\"`,
+			"Ignoring unreadable CR <unnamed>: metadata is missing or not an object",
+			"Ignoring unreadable CR ns/status-string: status is a string, not an object",
+			"Ignoring unreadable CR ns/generation-string: metadata.generation is a string, not an integer",
+			"Ignoring unreadable CR ns/finalizers-string: metadata.finalizers is a string, not a list",
+			"Ignoring unreadable CR ns/deletion-number: metadata.deletionTimestamp is a number, not a string",
+			"Ignoring unreadable CR ns/<unnamed>: metadata.name is a number, not a string",
+			"Ignoring unreadable CR <unnamed>: the object is a string, not an object",
+		}},
+	{fixture: "unreadable-event-and-snapshot", desired: []string{"a:1"}, unreadable: []string{"ns/gone", "openstack/legacy"},
+		logs: []string{"Ignoring unreadable Added CR openstack/legacy: spec.cloudCredentialsRef is missing or not an object",
+			"Ignoring unreadable Deleted CR ns/gone: spec.cloudCredentialsRef is missing or not an object",
+			"Ignoring unreadable CR openstack/legacy: spec.cloudCredentialsRef"}},
+	{fixture: "deleted-dedupe", desired: []string{"a:1"}, deleted: []string{"t:7", "t:8"}, creds: []string{s1, s2}},
+	// Decision 4: the credential group carries the CR's namespace, else POD_NAMESPACE, else "openstack".
+	{fixture: "cluster-scoped", podNamespace: "pods", reconcile: []string{"k:1"}, desired: []string{"k:1"}, creds: []string{"pods/s1/c1"}},
+	{fixture: "cluster-scoped", reconcile: []string{"k:1"}, desired: []string{"k:1"}, creds: []string{"openstack/s1/c1"}},
+	{fixture: "sort-stable", reconcile: []string{"noname:1", "y:1", "x2:1", "x1:2"}, desired: []string{"noname:1", "y:1", "x2:1", "x1:2"},
+		creds: []string{s1}},
+}
+
+func names(rs []*resource.Resource) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name+":"+r.ResourceVersion)
+	}
+	return out
+}
+
+func TestPlanTable(t *testing.T) {
+	for _, row := range planTable {
+		t.Run(row.fixture+"/"+row.podNamespace, func(t *testing.T) {
+			contexts, err := bindingctx.Read(filepath.Join("testdata", row.fixture+".json"))
+			require.NoError(t, err)
+			var logs bytes.Buffer
+			plan, err := Build(contexts, Options{Binding: "widgets", Kind: "Widget", PodNamespace: row.podNamespace,
+				Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			if row.err != "" {
+				require.EqualError(t, err, row.err)
+				assert.True(t, bindingctx.IsError(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, row.reconcile, names(plan.Reconcile), "reconcile")
+			assert.Equal(t, row.desired, names(plan.Desired), "desired")
+			assert.Equal(t, row.deleted, names(plan.Deleted), "deleted")
+			var creds []string
+			for _, c := range plan.PruneCredentials {
+				creds = append(creds, plugintest.Group(c))
+			}
+			assert.Equal(t, row.creds, creds, "prune credentials")
+			assert.Equal(t, row.unreadable, plan.Unreadable, "unreadable")
+			for _, l := range row.logs {
+				assert.Contains(t, logs.String(), l)
+			}
+			for _, l := range row.notLogs {
+				assert.NotContains(t, logs.String(), l)
+			}
+		})
+	}
+}
+
+// Plugins never see the credentials reference, and the CR's own copy is untouched.
+func TestSpecWithoutCredentials(t *testing.T) {
+	contexts, err := bindingctx.Read(filepath.Join("testdata", "event-added.json"))
+	require.NoError(t, err)
+	plan, err := Build(contexts, Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.Len(t, plan.Reconcile, 1)
+	assert.Equal(t, map[string]any{"name": "alpha"}, plan.Reconcile[0].Spec)
+	obj := contexts[0]["object"].(map[string]any)
+	assert.Contains(t, obj["spec"], "cloudCredentialsRef")
+}
