@@ -1,0 +1,168 @@
+// Package openstack turns a credential group (a clouds.yaml entry in a Kubernetes Secret) into a
+// plugin.Session that proxies plugin requests to OpenStack: catalog lookup, safe path joining,
+// microversion headers, token handling and re-authentication, retries, timeouts, size limits and
+// rate limiting. It is the only package of the host that imports gophercloud.
+package openstack
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"golang.org/x/time/rate"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+)
+
+// SecretReader reads a Secret's data. Errors are client-go's, so apierrors.IsNotFound applies.
+type SecretReader interface {
+	GetSecretData(ctx context.Context, namespace, name string) (map[string][]byte, error)
+}
+
+// Options tune the connector. The zero value is usable.
+type Options struct {
+	// Logger receives one debug line per request. Default: slog.Default().
+	Logger *slog.Logger
+	// Plugin names the plugin in log lines.
+	Plugin string
+	// CloudsKey is the Secret key holding clouds.yaml. Default "clouds.yaml".
+	CloudsKey string
+	// CAKey is the optional Secret key holding a PEM CA bundle. Default "cacert".
+	CAKey string
+	// RequestTimeout bounds one attempt of one request, reading the body included. Default 30s.
+	RequestTimeout time.Duration
+	// MaxResponseBytes bounds a response body. Default 8 MiB.
+	MaxResponseBytes int64
+	// MaxAttempts is how many times a retryable request is tried. Default 4; 1 disables retries.
+	MaxAttempts int
+	// RetryBaseDelay is the first backoff; each retry doubles it, with full jitter. Default 500ms.
+	RetryBaseDelay time.Duration
+	// RetryMaxDelay caps one backoff. Default 10s.
+	RetryMaxDelay time.Duration
+	// MaxRetryAfter is the longest Retry-After (429) the session waits for; a longer one returns
+	// the 429 to the plugin. Default 60s.
+	MaxRetryAfter time.Duration
+	// RateLimit is the plugin's request rate limit in requests per second; 0 means unlimited.
+	RateLimit rate.Limit
+	// RateBurst is the limiter's burst. Default 1.
+	RateBurst int
+	// Transport replaces the HTTP transport (tests). Default: a clone of http.DefaultTransport
+	// with the cloud's TLS settings.
+	Transport http.RoundTripper
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.CloudsKey == "" {
+		o.CloudsKey = "clouds.yaml"
+	}
+	if o.CAKey == "" {
+		o.CAKey = "cacert"
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = 8 << 20
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 4
+	}
+	if o.RetryBaseDelay <= 0 {
+		o.RetryBaseDelay = 500 * time.Millisecond
+	}
+	if o.RetryMaxDelay <= 0 {
+		o.RetryMaxDelay = 10 * time.Second
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = time.Minute
+	}
+	if o.RateBurst <= 0 {
+		o.RateBurst = 1
+	}
+	return o
+}
+
+type connector struct {
+	secrets SecretReader
+	opts    Options
+	limiter *rate.Limiter
+
+	mu       sync.Mutex
+	sessions map[plugin.Credentials]*session
+}
+
+// NewConnector returns a plugin.Connector that reads credentials with secrets. Sessions are
+// memoised per credential group for the connector's life (one hook run); all of them share one
+// rate limiter, so Options.RateLimit bounds the plugin as a whole.
+func NewConnector(secrets SecretReader, opts Options) plugin.Connector {
+	opts = opts.withDefaults()
+	c := &connector{secrets: secrets, opts: opts, sessions: map[plugin.Credentials]*session{}}
+	if opts.RateLimit > 0 {
+		c.limiter = rate.NewLimiter(opts.RateLimit, opts.RateBurst)
+	}
+	return c
+}
+
+// Connect reads the group's Secret and prepares its session. It does not authenticate: that
+// happens on the first request, so an outage surfaces in the readiness probe, where it is retried.
+// Errors in the Secret itself are permanent and name the Secret and key.
+func (c *connector) Connect(ctx context.Context, creds plugin.Credentials) (plugin.Session, error) {
+	switch {
+	case creds.Namespace == "":
+		return nil, plugin.Permanent(fmt.Errorf("credentials %s: the namespace is empty", creds))
+	case creds.SecretName == "":
+		return nil, plugin.Permanent(fmt.Errorf("credentials %s: cloudCredentialsRef.secretName is empty", creds))
+	case creds.CloudName == "":
+		return nil, plugin.Permanent(fmt.Errorf("credentials %s: cloudCredentialsRef.cloudName is empty", creds))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.sessions[creds]; ok {
+		return s, nil
+	}
+	cfg, err := c.readCloud(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	s := newSession(creds, cfg, c.opts, c.limiter)
+	c.sessions[creds] = s
+	return s, nil
+}
+
+func (c *connector) readCloud(ctx context.Context, creds plugin.Credentials) (*cloudConfig, error) {
+	secret := fmt.Sprintf("Secret %s/%s", creds.Namespace, creds.SecretName)
+	data, err := c.secrets.GetSecretData(ctx, creds.Namespace, creds.SecretName)
+	if apierrors.IsNotFound(err) {
+		return nil, plugin.Permanent(fmt.Errorf("%s not found (named by cloudCredentialsRef.secretName)", secret))
+	}
+	if err != nil {
+		// An API server hiccup or missing RBAC; the caller decides whether to retry.
+		return nil, fmt.Errorf("reading %s: %w", secret, err)
+	}
+	text, ok := data[c.opts.CloudsKey]
+	if !ok {
+		return nil, plugin.Permanent(fmt.Errorf("%s has no key %q", secret, c.opts.CloudsKey))
+	}
+	caWhere := fmt.Sprintf("%s key %q", secret, c.opts.CAKey)
+	var pool *x509.CertPool
+	if pem, ok := data[c.opts.CAKey]; ok {
+		pool = x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, plugin.Permanent(fmt.Errorf("%s holds no readable PEM certificate", caWhere))
+		}
+	}
+	cfg, err := parseCloud(fmt.Sprintf("%s key %q", secret, c.opts.CloudsKey), string(text), creds.CloudName, pool, caWhere)
+	if err != nil {
+		return nil, plugin.Permanent(err)
+	}
+	return cfg, nil
+}
