@@ -102,6 +102,19 @@ func ParseCRD(data []byte) (Resource, error) {
 	return Resource{}, fmt.Errorf("parse CRD %s.%s: no version has storage: true", s.Names.Plural, s.Group)
 }
 
+// ParseCRDFile reads and parses one CRD file.
+func ParseCRDFile(path string) (Resource, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Resource{}, fmt.Errorf("load CRD: %w", err)
+	}
+	r, err := ParseCRD(data)
+	if err != nil {
+		return Resource{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
 // LoadCRDs parses every *.yaml file of dir as a CRD, sorted by file name.
 func LoadCRDs(dir string) ([]Resource, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -114,13 +127,9 @@ func LoadCRDs(dir string) ([]Resource, error) {
 	sort.Strings(files)
 	out := make([]Resource, 0, len(files))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		r, err := ParseCRDFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("load CRDs: %w", err)
-		}
-		r, err := ParseCRD(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return nil, err
 		}
 		out = append(out, r)
 	}

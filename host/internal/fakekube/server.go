@@ -354,3 +354,13 @@ func (r *statusRecorder) WriteHeader(code int) {
 }
 
 func typesUID(s string) types.UID { return types.UID(s) }
+
+// ResourceFor looks up a served resource by apiVersion and kind, as a hook binding names it.
+func (s *Server) ResourceFor(apiVersion, kind string) (Resource, bool) {
+	for _, r := range s.resources {
+		if r.APIVersion() == apiVersion && r.Kind == kind {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
