@@ -35,23 +35,24 @@ func main() {}
 
 const cacheKey = "ironic-api"
 
-// connect returns the Ironic client at the group's microversion, discovering it once per cache.
+// connect returns the Ironic client at the group's microversion, discovering the version once
+// per group cache. Only the version is cached: a client belongs to the Context it came from.
 func connect(ctx *pdk.Context) (api, error) {
-	if a, ok := ctx.Cache()[cacheKey].(api); ok {
-		return a, nil
-	}
 	client := ctx.OpenStack("baremetal")
-	ver, err := discoverVersion(osapi.FromPDK(client))
-	if err != nil {
-		var ce *configError
-		if errors.As(err, &ce) {
-			return api{}, pdk.Permanent(pdk.WithReason("IronicTooOld", err))
+	ver, ok := ctx.Cache()[cacheKey].(version)
+	if !ok {
+		var err error
+		ver, err = discoverVersion(osapi.FromPDK(client))
+		if err != nil {
+			var ce *configError
+			if errors.As(err, &ce) {
+				return api{}, pdk.Permanent(pdk.WithReason("IronicTooOld", err))
+			}
+			return api{}, err
 		}
-		return api{}, err
+		ctx.Cache()[cacheKey] = ver
 	}
-	a := api{svc: osapi.FromPDK(client.Microversion(ver.String())), ver: ver}
-	ctx.Cache()[cacheKey] = a
-	return a, nil
+	return api{svc: osapi.FromPDK(client.Microversion(ver.String())), ver: ver}, nil
 }
 
 // waitForAPI checks the microversion, then lists one runbook so a policy refusal surfaces before

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,9 @@ func (r runbook) description() string {
 	}
 	return *r.Description
 }
+
+// traitName is the only runbook name Ironic accepts below traitsVersion.
+var traitName = regexp.MustCompile(`^CUSTOM_[A-Z0-9_]+$`)
 
 var validInterfaces = []string{"bios", "deploy", "firmware", "management", "power", "raid", "vendor"}
 
@@ -232,6 +236,10 @@ func reconcile(a api, s Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !a.traitsSupported() && !traitName.MatchString(s.RunbookName) {
+		return nil, invalid("spec.runbookName %q must be a trait name (CUSTOM_ then A-Z, 0-9 or _) because Ironic offers API %s; "+
+			"other names need %s", s.RunbookName, a.ver, traitsVersion)
+	}
 	var notes []string
 	cur, err := a.get(s.RunbookName)
 	if err != nil {
@@ -246,6 +254,12 @@ func reconcile(a api, s Spec) ([]string, error) {
 	if cur == nil {
 		cur, err = a.create(s, steps)
 	} else {
+		if cur.DisableRamdisk != s.DisableRamdisk {
+			// Ironic does not accept disable_ramdisk in a runbook patch: drift it will not let
+			// us fix is a note, not a failure.
+			notes = append(notes, fmt.Sprintf("disable_ramdisk: have=%v want=%v; Ironic cannot change it on an existing runbook, "+
+				"delete runbook %s in Ironic to have it recreated", cur.DisableRamdisk, s.DisableRamdisk, s.RunbookName))
+		}
 		err = a.update(cur, s, steps)
 	}
 	if err != nil {
@@ -318,19 +332,13 @@ func patchFor(cur *runbook, s Spec, steps []step, withDescription bool) []patchO
 	if cur.Public != s.Public {
 		add("/public", s.Public)
 	}
-	if cur.DisableRamdisk != s.DisableRamdisk {
-		add("/disable_ramdisk", s.DisableRamdisk)
-	}
 	if withDescription && cur.description() != s.Description {
 		add("/description", s.Description)
 	}
-	switch {
-	case s.Owner != "" && cur.owner() != s.Owner:
+	// An unset spec owner leaves Ironic's value alone; making a runbook public drops its owner
+	// on the server, so nothing is sent for that either.
+	if s.Owner != "" && cur.owner() != s.Owner {
 		add("/owner", s.Owner)
-	case s.Public && cur.owner() != "":
-		// Ironic refuses a public runbook with an owner; an unset spec owner otherwise leaves
-		// Ironic's value alone.
-		add("/owner", nil)
 	}
 	return ops
 }

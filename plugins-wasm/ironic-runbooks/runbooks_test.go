@@ -110,7 +110,7 @@ func TestReconcile(t *testing.T) {
 			},
 		},
 		{
-			name: "drifted steps and flags are patched with add ops only",
+			name: "drifted steps and description are patched with add ops only; disable_ramdisk is a note",
 			max:  "1.112",
 			spec: func() Spec {
 				s := bios()
@@ -120,7 +120,15 @@ func TestReconcile(t *testing.T) {
 				return s
 			},
 			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000001"},
-			bodies: []string{`[{"op":"add","path":"/steps","value":[{"interface":"management","step":"clear_job_queue","args":{},"order":10}]},{"op":"add","path":"/disable_ramdisk","value":true},{"op":"add","path":"/description","value":"tidy"}]`},
+			bodies: []string{`[{"op":"add","path":"/steps","value":[{"interface":"management","step":"clear_job_queue","args":{},"order":10}]},{"op":"add","path":"/description","value":"tidy"}]`},
+			notes: []string{"disable_ramdisk: have=false want=true; Ironic cannot change it on an existing runbook, " +
+				"delete runbook CUSTOM_BIOS_DEFAULTS in Ironic to have it recreated"},
+		},
+		{
+			name: "below 1.112 a name that is not a trait is refused before any request",
+			max:  "1.96",
+			spec: func() Spec { s := bios(); s.RunbookName = "bios-defaults"; return s },
+			err:  `spec.runbookName "bios-defaults" must be a trait name (CUSTOM_ then A-Z, 0-9 or _) because Ironic offers API 1.96`,
 		},
 		{
 			name: "changed traits are replaced in one request",
@@ -149,14 +157,14 @@ func TestReconcile(t *testing.T) {
 			},
 		},
 		{
-			name: "turning an owned runbook public clears its owner after setting public",
+			name: "turning an owned runbook public sends public only: Ironic drops the owner itself",
 			max:  "1.112",
 			spec: func() Spec {
 				return Spec{RunbookName: "CUSTOM_HANDMADE", Public: true, Extra: map[string]any{"ticket": "OPS-12"},
 					Steps: []any{map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "order": float64(5)}}}
 			},
 			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000002"},
-			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}},{"op":"add","path":"/public","value":true},{"op":"add","path":"/owner","value":null}]`},
+			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}},{"op":"add","path":"/public","value":true}]`},
 		},
 		{
 			name: "a runbook neither public nor owned gets a note",

@@ -62,9 +62,11 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	}
 	st, _ := ctx.Cache()[cacheKey].(*state)
 	if st == nil {
-		st = newState(network(ctx))
+		st = newState(nil)
 		ctx.Cache()[cacheKey] = st
 	}
+	// The cache keeps what was read; the client belongs to this call's Context.
+	st.svc = network(ctx)
 	notes, err := reconcile(st, spec, logger(ctx, pdk.LevelWarn))
 	var ve *validationError
 	if errors.As(err, &ve) {

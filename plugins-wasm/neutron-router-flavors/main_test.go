@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+)
+
+var obj = pdk.Object{Kind: "NeutronRouterFlavor", Namespace: "openstack", Name: "asa"}
+
+func TestMetadata(t *testing.T) {
+	p := pdk.Registered()
+	require.NotNil(t, p)
+	assert.Equal(t, "NEUTRON_ROUTER_FLAVOR", p.Metadata.EnvPrefix)
+	assert.Equal(t, "neutron-router-flavors", p.Metadata.BindingName)
+	assert.Equal(t, pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune}, p.Metadata.Cleanup)
+}
+
+func host(t *testing.T, f *fakeNeutron, config map[string]string) *pdk.Context {
+	return hostWithCache(t, f, config, nil)
+}
+
+func hostWithCache(t *testing.T, f *fakeNeutron, config map[string]string, cache map[string]any) *pdk.Context {
+	return pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Config: config, Cache: cache, Handler: osapitest.PDKHandler(f.handle)})
+}
+
+func TestAGroupSharesItsListsAcrossCRs(t *testing.T) {
+	f := loadFake(t)
+	cache := map[string]any{}
+	first := hostWithCache(t, f, nil, cache)
+	_, err := pdktest.Reconcile(first, nil, obj, asa())
+	require.NoError(t, err)
+	assert.Len(t, pdktest.Of(t, first).Requests(), 2)
+	second := hostWithCache(t, f, nil, cache)
+	spec := asa()
+	spec.IsEnabled = ptr(false)
+	_, err = pdktest.Reconcile(second, nil, obj, spec)
+	require.NoError(t, err)
+	reqs := pdktest.Of(t, second).Requests()
+	require.Len(t, reqs, 1, "the second CR's only request is its own write, sent through its own context")
+	assert.Equal(t, "PUT", reqs[0].Method)
+}
+
+func TestReconcileThroughThePDKStaysInsideItsGrants(t *testing.T) {
+	f := loadFake(t)
+	spec := Spec{Name: "edge", ServiceProfiles: []ProfileSpec{{Driver: dvr, MetaInfo: map[string]any{"vni_alloc": "auto"}}}}
+	_, err := pdktest.Reconcile(host(t, f, nil), nil, obj, spec)
+	require.NoError(t, err)
+	// Rebinding to a new profile exercises bind and unbind.
+	spec.ServiceProfiles[0].MetaInfo["vni_alloc"] = "off"
+	_, err = pdktest.Reconcile(host(t, f, nil), nil, obj, spec)
+	require.NoError(t, err)
+
+	_, err = pdktest.Reconcile(host(t, f, nil), nil, obj, Spec{Name: "bad name"})
+	assert.Equal(t, "InvalidSpec", pdk.Reason(err))
+}
+
+func TestPruneModeFollowsPRUNE(t *testing.T) {
+	raw, _ := json.Marshal(Spec{Name: "asa"})
+	req := &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}}
+
+	f := loadFake(t)
+	require.NoError(t, pdk.Registered().Prune(host(t, f, map[string]string{"PRUNE": "false"}), req))
+	assert.NotNil(t, find(f.Flavors, "f-orphan"), "without PRUNE no flavor is deleted")
+	assert.Nil(t, find(f.Profiles, "p-stray"), "without PRUNE unbound owned profiles are still swept")
+
+	f = loadFake(t)
+	require.NoError(t, pdk.Registered().Prune(host(t, f, map[string]string{"PRUNE": "true"}), req))
+	assert.Nil(t, find(f.Flavors, "f-orphan"))
+	assert.NotNil(t, find(f.Flavors, "f-handmade"))
+}

@@ -1,0 +1,46 @@
+// Command openstack-probe is the openstack-sync connectivity probe (spec §8.5): it reconciles no
+// CRs; on start-up the host connects with OPENSTACK_PROBE_DEFAULT_SECRET / _DEFAULT_CLOUD and runs
+// this plugin's readiness check, which validates the session's Keystone token
+// (docs/plugins/openstack-probe.md).
+package main
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+)
+
+// tokensPath is Keystone's token resource, relative to the identity endpoint (…/v3/).
+const tokensPath = "auth/tokens"
+
+var metadata = pdk.Metadata{
+	Name:      "openstack-probe",
+	Noun:      "connectivity probe",
+	EnvPrefix: "OPENSTACK_PROBE",
+	Probe:     true,
+	Grants:    []pdk.Grant{{Service: "identity", Methods: []string{"HEAD"}, Paths: []string{tokensPath}}},
+}
+
+func init() {
+	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: validateToken})
+}
+
+func main() {}
+
+// validateToken asks Keystone to validate the session's own token (HEAD /v3/auth/tokens). The
+// plugin never sees the token: the host authenticates the request and names the same token as the
+// subject. Getting a token at all already proves the password; validating it proves Keystone
+// accepts what the other plugins will send. A refusal is permanent: waiting will not fix
+// credentials.
+func validateToken(ctx *pdk.Context) error {
+	err := osapi.FromPDK(ctx.OpenStack("identity")).Call(http.MethodHead, tokensPath, nil, nil, nil)
+	switch osapi.StatusCode(err) {
+	case 0:
+		return err
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+		return pdk.Permanent(fmt.Errorf("Keystone did not accept the token: %w", err))
+	}
+	return err
+}
