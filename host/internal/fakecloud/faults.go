@@ -1,6 +1,8 @@
 package fakecloud
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -83,6 +85,10 @@ func (c *Cloud) applyFault(service string, w http.ResponseWriter, r *http.Reques
 		return false
 	}
 	if f.Delay > 0 {
+		// The server notices a client hanging up only once the body is consumed, so read it first;
+		// a handler that runs after the delay reads the copy.
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		select {
 		case <-time.After(f.Delay):
 		case <-r.Context().Done():
