@@ -59,6 +59,10 @@ func discoverVersion(svc osapi.Service) (version, error) {
 			ID      string `json:"id"`
 			Version string `json:"version"`
 		} `json:"default_version"`
+		// A catalog that lists the endpoint with its /v1 serves the v1 document instead.
+		Version *struct {
+			Version string `json:"version"`
+		} `json:"version"`
 	}
 	if err := svc.Call("GET", "/", nil, nil, &root); err != nil {
 		return version{}, fmt.Errorf("read the Ironic version document: %w", err)
@@ -71,6 +75,9 @@ func discoverVersion(svc osapi.Service) (version, error) {
 	}
 	if maxText == "" && root.DefaultVersion != nil {
 		maxText = root.DefaultVersion.Version
+	}
+	if maxText == "" && root.Version != nil {
+		maxText = root.Version.Version
 	}
 	if maxText == "" {
 		return version{}, &configError{msg: "Could not determine the Ironic API microversion: the version document names no v1 maximum"}

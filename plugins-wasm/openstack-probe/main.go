@@ -12,8 +12,9 @@ import (
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
-// tokensPath is Keystone's token resource, relative to the identity endpoint (…/v3/).
-const tokensPath = "auth/tokens"
+// tokensPath is Keystone's token resource; the host joins it to the identity endpoint whether or
+// not the catalog lists that endpoint with its /v3.
+const tokensPath = "v3/auth/tokens"
 
 var metadata = pdk.Metadata{
 	Name:      "openstack-probe",
