@@ -1,0 +1,140 @@
+package wasm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+)
+
+// ABIVersion is the ABI major version this host speaks; a module announces its own with an
+// export named ABIMarkerPrefix + version.
+const (
+	ABIVersion      = 1
+	ABIMarkerPrefix = "openstack_sync_abi_v"
+)
+
+// Entry points (exports) of ABI v1.
+const (
+	EntryMetadata   = "metadata"
+	EntryWaitForAPI = "wait_for_api"
+	EntryGroupBegin = "group_begin"
+	EntryGroupEnd   = "group_end"
+	EntryReconcile  = "reconcile"
+	EntryPrune      = "prune"
+)
+
+// The JSON messages of docs/abi.md, as the host sees them. The pdk keeps its own copy: the two
+// sides share a document, not code.
+
+type envelope struct {
+	ABIVersion int `json:"abi_version"`
+}
+
+type metadataMessage struct {
+	ABIVersion  int           `json:"abi_version"`
+	Name        string        `json:"name"`
+	Noun        string        `json:"noun"`
+	EnvPrefix   string        `json:"env_prefix"`
+	BindingName string        `json:"binding_name"`
+	Probe       bool          `json:"probe"`
+	Grants      []grant.Grant `json:"grants"`
+	Cleanup     struct {
+		WhenPrune   string `json:"when_prune"`
+		WhenNoPrune string `json:"when_no_prune"`
+	} `json:"cleanup"`
+	HasPrune bool `json:"has_prune"`
+}
+
+type objectMessage struct {
+	APIVersion string `json:"api_version"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	UID        string `json:"uid"`
+	Generation *int64 `json:"generation,omitempty"`
+}
+
+type reconcileMessage struct {
+	ABIVersion int            `json:"abi_version"`
+	Object     objectMessage  `json:"object"`
+	Spec       map[string]any `json:"spec"`
+	Status     map[string]any `json:"status,omitempty"`
+}
+
+type resultMessage struct {
+	Notes       []string       `json:"notes"`
+	ExtraStatus map[string]any `json:"extra_status"`
+}
+
+type credentialsMessage struct {
+	Namespace  string `json:"namespace"`
+	SecretName string `json:"secret_name"`
+	CloudName  string `json:"cloud_name"`
+}
+
+type pruneMessage struct {
+	ABIVersion         int                `json:"abi_version"`
+	Credentials        credentialsMessage `json:"credentials"`
+	DesiredSpecs       []map[string]any   `json:"desired_specs"`
+	AuthoritativeEmpty bool               `json:"authoritative_empty"`
+}
+
+type errorMessage struct {
+	Message   string `json:"message"`
+	Reason    string `json:"reason"`
+	Permanent bool   `json:"permanent"`
+}
+
+type openstackRequest struct {
+	Service      string              `json:"service"`
+	Method       string              `json:"method"`
+	Path         string              `json:"path"`
+	Query        url.Values          `json:"query"`
+	Headers      map[string][]string `json:"headers"`
+	Microversion string              `json:"microversion"`
+	Body         json.RawMessage     `json:"body"`
+}
+
+type openstackResponse struct {
+	Status   int                 `json:"status,omitempty"`
+	Headers  map[string][]string `json:"headers,omitempty"`
+	Body     json.RawMessage     `json:"body,omitempty"`
+	BodyText string              `json:"body_text,omitempty"`
+	Error    *hostError          `json:"error,omitempty"`
+}
+
+type hostError struct {
+	Kind      string `json:"kind"`
+	Message   string `json:"message"`
+	Permanent bool   `json:"permanent,omitempty"`
+}
+
+// cleanupPolicies turns the metadata's cleanup section into a policy per PRUNE setting,
+// applying the framework default (spec §5.1) where the plugin leaves one unset.
+func (m *metadataMessage) cleanupPolicies() (whenPrune, whenNoPrune plugin.CleanupPolicy, err error) {
+	parse := func(field, s string, dflt plugin.CleanupPolicy) (plugin.CleanupPolicy, error) {
+		if s == "" {
+			return dflt, nil
+		}
+		p, err := plugin.ParseCleanupPolicy(s)
+		if err != nil {
+			return 0, fmt.Errorf("metadata cleanup.%s: %w", field, err)
+		}
+		if p.RunsPrune() && !m.HasPrune {
+			return 0, fmt.Errorf("metadata cleanup.%s is %s but the plugin has no prune step", field, s)
+		}
+		return p, nil
+	}
+	dflt := plugin.CleanupNone
+	if m.HasPrune {
+		dflt = plugin.CleanupFinalizedPrune
+	}
+	if whenPrune, err = parse("when_prune", m.Cleanup.WhenPrune, dflt); err != nil {
+		return 0, 0, err
+	}
+	whenNoPrune, err = parse("when_no_prune", m.Cleanup.WhenNoPrune, plugin.CleanupNone)
+	return whenPrune, whenNoPrune, err
+}

@@ -1,0 +1,181 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+)
+
+// Metadata implements plugin.Plugin.
+func (p *Plugin) Metadata() plugin.Metadata { return p.meta }
+
+// CleanupPolicy implements plugin.Plugin from the policies the plugin declared.
+func (p *Plugin) CleanupPolicy(prune bool) plugin.CleanupPolicy {
+	if prune {
+		return p.whenPrune
+	}
+	return p.whenNoPrune
+}
+
+var v1Envelope = []byte(`{"abi_version":1}`)
+
+// WaitForAPI implements plugin.Plugin.
+func (p *Plugin) WaitForAPI(ctx context.Context, s plugin.Session) error {
+	ci := &callInfo{entry: EntryWaitForAPI, session: s, log: p.log}
+	_, err := p.once(ctx, ci, v1Envelope)
+	return finish(ci, err)
+}
+
+// once runs one call on a pooled instance.
+func (p *Plugin) once(ctx context.Context, ci *callInfo, input []byte) ([]byte, error) {
+	inst, err := p.pool.get(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("wasm plugin %q %s: %w", p.name, ci.entry, err)
+	}
+	defer p.pool.put(ctx, inst)
+	return p.invoke(ctx, inst, ci, input)
+}
+
+// groupCache pins one instance to a credential group, so what the plugin caches in guest memory
+// is shared by the group's reconciles and by nothing else.
+type groupCache struct {
+	p    *Plugin
+	inst *instance
+	done bool
+}
+
+// NewCache implements plugin.Plugin: it checks out an instance and opens the group on it.
+func (p *Plugin) NewCache(ctx context.Context) (plugin.Cache, error) {
+	g := &groupCache{p: p}
+	if err := g.ensure(ctx); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// ensure gives the group an instance with the group opened, replacing one discarded after a
+// failure (its cache is lost with it, which only costs reads).
+func (g *groupCache) ensure(ctx context.Context) error {
+	if g.inst != nil {
+		return nil
+	}
+	inst, err := g.p.pool.get(ctx)
+	if err != nil {
+		return fmt.Errorf("wasm plugin %q %s: %w", g.p.name, EntryGroupBegin, err)
+	}
+	if g.p.hasGroup {
+		if _, err := g.p.invoke(ctx, inst, &callInfo{entry: EntryGroupBegin, log: g.p.log}, v1Envelope); err != nil {
+			inst.broken = true
+			g.p.pool.put(ctx, inst)
+			return err
+		}
+	}
+	g.inst = inst
+	return nil
+}
+
+// release returns the group's instance when a call broke it.
+func (g *groupCache) release(ctx context.Context) {
+	if g.inst != nil && g.inst.broken {
+		g.p.pool.put(ctx, g.inst)
+		g.inst = nil
+	}
+}
+
+// Close implements plugin.Cache: it closes the group in the guest and returns the instance.
+func (g *groupCache) Close(ctx context.Context) error {
+	if g.done {
+		return nil
+	}
+	g.done = true
+	if g.inst == nil {
+		return nil
+	}
+	var err error
+	if g.p.hasGroup {
+		_, err = g.p.invoke(ctx, g.inst, &callInfo{entry: EntryGroupEnd, log: g.p.log}, v1Envelope)
+		if err != nil {
+			g.inst.broken = true
+		}
+	}
+	g.p.pool.put(ctx, g.inst)
+	g.inst = nil
+	return err
+}
+
+// Reconcile implements plugin.Plugin. With a cache from NewCache it runs on the group's instance;
+// without one it opens and closes a group of its own around the call.
+func (p *Plugin) Reconcile(ctx context.Context, s plugin.Session, c plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
+	obj := req.Object
+	ci := &callInfo{entry: EntryReconcile, session: s, object: &obj,
+		log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
+	input, err := json.Marshal(reconcileMessage{ABIVersion: ABIVersion, Object: objectMessage{
+		APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID,
+		Generation: obj.Generation}, Spec: req.Spec, Status: req.Status})
+	if err != nil {
+		return plugin.Result{}, fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, EntryReconcile, err)
+	}
+	g, ok := c.(*groupCache)
+	if !ok || g.p != p || g.done {
+		g = &groupCache{p: p}
+		defer g.Close(ctx)
+	}
+	if err := g.ensure(ctx); err != nil {
+		return plugin.Result{}, err
+	}
+	out, err := p.invoke(ctx, g.inst, ci, input)
+	g.release(ctx)
+	if err != nil {
+		return plugin.Result{}, finish(ci, err)
+	}
+	var res resultMessage
+	if len(out) > 0 {
+		if err := json.Unmarshal(out, &res); err != nil {
+			return plugin.Result{}, finish(ci, &CallError{Plugin: p.name, Entry: EntryReconcile, Kind: "protocol",
+				Detail: "output is not a valid result message: " + err.Error(), Err: err})
+		}
+	}
+	return plugin.Result{Notes: res.Notes, ExtraStatus: res.ExtraStatus}, finish(ci, nil)
+}
+
+// Prune implements plugin.Plugin.
+func (p *Plugin) Prune(ctx context.Context, s plugin.Session, req plugin.PruneRequest) error {
+	if !p.hasPrune {
+		return fmt.Errorf("wasm plugin %q %s: the plugin has no prune step", p.name, EntryPrune)
+	}
+	desired := req.DesiredSpecs
+	if desired == nil {
+		desired = []map[string]any{}
+	}
+	input, err := json.Marshal(pruneMessage{ABIVersion: ABIVersion, Credentials: credentialsMessage{
+		Namespace: req.Credentials.Namespace, SecretName: req.Credentials.SecretName, CloudName: req.Credentials.CloudName},
+		DesiredSpecs: desired, AuthoritativeEmpty: req.AuthoritativeEmpty})
+	if err != nil {
+		return fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, EntryPrune, err)
+	}
+	ci := &callInfo{entry: EntryPrune, session: s, log: p.log.With("namespace", req.Credentials.Namespace,
+		"secret", req.Credentials.SecretName, "cloud", req.Credentials.CloudName)}
+	_, err = p.once(ctx, ci, input)
+	return finish(ci, err)
+}
+
+// Close implements plugin.Plugin: instances, runtime, then the compilation cache (which must
+// outlive every runtime that used it).
+func (p *Plugin) Close(ctx context.Context) error {
+	var errs []error
+	if p.pool != nil {
+		p.pool.close(ctx)
+	}
+	if p.runtime != nil {
+		errs = append(errs, p.runtime.Close(ctx))
+		p.runtime = nil
+	}
+	if p.cache != nil {
+		errs = append(errs, p.cache.Close(ctx))
+		p.cache = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,186 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+)
+
+// CallError is a call that failed inside the sandbox or broke the ABI: a panic, a trap, a
+// timeout, memory exhaustion, a kernel fault or an unreadable output. The instance it ran on is
+// discarded.
+type CallError struct {
+	Plugin string
+	Entry  string
+	// Kind is one of "panic", "trap", "timeout", "cancelled", "out of memory", "exit", "abi", "protocol".
+	Kind   string
+	Detail string
+	Err    error
+}
+
+func (e *CallError) Error() string {
+	return fmt.Sprintf("wasm plugin %q %s: %s: %s", e.Plugin, e.Entry, e.Kind, e.Detail)
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// callInfo is what host functions learn about the call they serve.
+type callInfo struct {
+	entry   string
+	session plugin.Session
+	object  *plugin.Object
+	log     *slog.Logger
+	// permanent is the first Session error marked permanent during the call.
+	permanent error
+}
+
+type callKey struct{}
+
+func callFrom(ctx context.Context) *callInfo {
+	ci, _ := ctx.Value(callKey{}).(*callInfo)
+	return ci
+}
+
+// invoke runs entry on inst with input and returns the guest's output. Any failure other than an
+// error the guest reported marks inst broken.
+func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input []byte) (out []byte, err error) {
+	entry := ci.entry
+	if !inst.busy.CompareAndSwap(false, true) {
+		inst.broken = true
+		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi", Detail: "instance used by two goroutines at once (host bug)"}
+	}
+	defer inst.busy.Store(false)
+	fn := inst.fns[entry]
+	if fn == nil {
+		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi", Detail: "the module does not export this entry point"}
+	}
+	if len(input) > p.opts.MaxInputBytes {
+		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "protocol",
+			Detail: fmt.Sprintf("input of %d bytes exceeds the limit of %d bytes", len(input), p.opts.MaxInputBytes)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	inst.state.Reset(input)
+	cctx := kernel.WithState(context.WithValue(ctx, callKey{}, ci), inst.state)
+	res, callErr := fn.Call(cctx)
+	text, dropped := inst.output.take()
+	if callErr != nil {
+		inst.broken = true
+		e := p.classify(ctx, entry, callErr, text)
+		p.logOutput(ci, slog.LevelError, text, dropped)
+		ci.log.Error("plugin call failed; its instance is discarded", "entry", entry, "error", e.Error())
+		return nil, e
+	}
+	p.logOutput(ci, slog.LevelInfo, text, dropped)
+	if len(res) != 1 || uint32(res[0]) != 0 {
+		return nil, p.guestError(inst, entry)
+	}
+	out, _ = inst.state.Output()
+	return out, nil
+}
+
+// classify names what went wrong in a failed guest call.
+func (p *Plugin) classify(ctx context.Context, entry string, err error, output string) error {
+	e := &CallError{Plugin: p.name, Entry: entry, Err: err}
+	var exit *sys.ExitError
+	var fault *kernel.Fault
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
+		errors.Is(ctx.Err(), context.DeadlineExceeded):
+		e.Kind = "timeout"
+		e.Detail = fmt.Sprintf("did not finish within %s; the instance was stopped", p.opts.CallTimeout)
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled, errors.Is(ctx.Err(), context.Canceled):
+		e.Kind = "cancelled"
+		e.Detail = "the call was cancelled; the instance was stopped"
+	case errors.As(err, &fault):
+		e.Kind = "abi"
+		e.Detail = fault.Error()
+	case strings.Contains(output, "out of memory"):
+		e.Kind = "out of memory"
+		e.Detail = fmt.Sprintf("the guest exhausted its memory limit of %d MiB", p.opts.MemoryLimitPages/16)
+	case panicLine(output) != "":
+		e.Kind = "panic"
+		e.Detail = panicLine(output)
+	case errors.As(err, &exit):
+		e.Kind = "exit"
+		e.Detail = fmt.Sprintf("the guest exited with code %d", exit.ExitCode())
+	default:
+		e.Kind = "trap"
+		e.Detail, _, _ = strings.Cut(err.Error(), "\n")
+	}
+	return e
+}
+
+// panicLine returns the first line of a Go panic in the guest's output, without its "panic: ".
+func panicLine(output string) string {
+	for line := range strings.Lines(output) {
+		if rest, ok := strings.CutPrefix(line, "panic: "); ok {
+			rest = strings.TrimSuffix(strings.TrimSpace(rest), " [recovered]")
+			return rest
+		}
+	}
+	return ""
+}
+
+// guestError turns the error a guest reported through error_set into a Go error, keeping its
+// reason and permanence. A plain-text error (another Extism PDK) is its own message.
+func (p *Plugin) guestError(inst *instance, entry string) error {
+	raw, _ := inst.state.Error()
+	if len(raw) == 0 {
+		return fmt.Errorf("wasm plugin %q %s: failed without an error message", p.name, entry)
+	}
+	var m errorMessage
+	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil && m.Message != "" {
+		err := error(errors.New(m.Message))
+		if m.Reason != "" {
+			err = plugin.WithReason(m.Reason, err)
+		}
+		if m.Permanent {
+			err = plugin.Permanent(err)
+		}
+		return err
+	}
+	return errors.New(string(raw))
+}
+
+// finish applies the rule that a permanent Session error during a call makes the call's error
+// permanent and carries its message, whatever the guest made of it.
+func finish(ci *callInfo, err error) error {
+	if ci.permanent == nil {
+		return err
+	}
+	if err == nil {
+		return plugin.Permanent(ci.permanent)
+	}
+	if plugin.IsPermanent(err) && strings.Contains(err.Error(), ci.permanent.Error()) {
+		return err
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, ci.permanent.Error()) {
+		msg += ": " + ci.permanent.Error()
+	}
+	out := errors.New(msg)
+	if r := plugin.Reason(err); r != "" {
+		out = plugin.WithReason(r, out)
+	}
+	return plugin.Permanent(out)
+}
+
+func (p *Plugin) logOutput(ci *callInfo, level slog.Level, text string, dropped int) {
+	if text == "" {
+		return
+	}
+	attrs := []any{"entry", ci.entry, "output", strings.TrimRight(text, "\n")}
+	if dropped > 0 {
+		attrs = append(attrs, "dropped_bytes", dropped)
+	}
+	ci.log.Log(context.Background(), level, "plugin wrote to stdout/stderr", attrs...)
+}

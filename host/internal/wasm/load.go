@@ -1,0 +1,261 @@
+package wasm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+)
+
+// UserModule is the import module of the openstack-sync host functions.
+const UserModule = "extism:host/user"
+
+// wasiAllowed is the WASI subset a guest may import: what the Go runtime needs to start, write
+// to stdout/stderr, read clocks and randomness. No file is ever opened (no preopens), no socket
+// exists, and the environment and arguments are empty.
+var wasiAllowed = map[string]bool{
+	"args_get": true, "args_sizes_get": true, "environ_get": true, "environ_sizes_get": true,
+	"clock_time_get": true, "clock_res_get": true, "random_get": true, "poll_oneoff": true,
+	"sched_yield": true, "proc_exit": true, "fd_write": true, "fd_close": true, "fd_fdstat_get": true,
+	"fd_fdstat_set_flags": true, "fd_prestat_get": true, "fd_prestat_dir_name": true, "fd_seek": true,
+	"fd_read": true,
+}
+
+// requiredExports must exist with type () -> i32; optionalExports may.
+var (
+	requiredExports = []string{EntryMetadata, EntryWaitForAPI, EntryReconcile}
+	optionalExports = []string{EntryPrune, EntryGroupBegin, EntryGroupEnd}
+)
+
+// LoadError is a module the host refuses to load.
+type LoadError struct {
+	Path   string
+	Reason string
+	Err    error
+}
+
+func (e *LoadError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("wasm plugin %s: %s: %v", e.Path, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("wasm plugin %s: %s", e.Path, e.Reason)
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// A module that cannot load will not load on retry either.
+func (e *LoadError) Permanent() bool { return true }
+
+// readModule reads the file and checks its digest.
+func readModule(path, digest string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: "cannot read the module", Err: err}
+	}
+	if digest == "" {
+		return b, nil
+	}
+	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(digest), "sha256:"))
+	if len(want) != sha256.Size*2 {
+		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("configured digest %q is not a sha256 (want sha256:<64 hex digits>)", digest)}
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("digest mismatch: expected sha256:%s, actual sha256:%s", want, got)}
+	}
+	return b, nil
+}
+
+// openCache returns the compilation cache, or nil (with a warning) when the directory is not
+// writable: a missing cache costs a second of compile time, not correctness.
+func openCache(o Options) (wazero.CompilationCache, string) {
+	if o.NoCache {
+		return nil, ""
+	}
+	dir := o.cacheDir()
+	if dir == "" {
+		o.Logger.Warn("no compilation cache directory could be named; compiling without a cache",
+			"hint", "set "+CacheDirEnv)
+		return nil, ""
+	}
+	if err := probeWritable(dir); err != nil {
+		o.Logger.Warn("compilation cache directory is not writable; compiling without a cache",
+			"dir", dir, "error", err.Error())
+		return nil, ""
+	}
+	c, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		o.Logger.Warn("cannot open the compilation cache; compiling without a cache", "dir", dir, "error", err.Error())
+		return nil, ""
+	}
+	return c, dir
+}
+
+func probeWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// newRuntime builds the runtime of one plugin: compiler engine, memory cap, termination on
+// context end, WASI subset, the Extism kernel and the openstack-sync host functions.
+func newRuntime(ctx context.Context, o Options, cache wazero.CompilationCache, p *Plugin) (wazero.Runtime, error) {
+	cfg := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(o.MemoryLimitPages).
+		// The only way to stop a runaway guest; costs guest loops a check each (docs/abi.md).
+		WithCloseOnContextDone(true)
+	if cache != nil {
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		r.Close(ctx)
+		return nil, err
+	}
+	if err := kernel.Instantiate(ctx, r); err != nil {
+		r.Close(ctx)
+		return nil, err
+	}
+	if err := instantiateUser(ctx, r, p); err != nil {
+		r.Close(ctx)
+		return nil, err
+	}
+	return r, nil
+}
+
+// validate refuses a module that would not run correctly here, before any of its code runs.
+func validate(path string, m wazero.CompiledModule) error {
+	refuse := func(format string, args ...any) error {
+		return &LoadError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	kernelSigs := kernel.Signatures()
+	for _, f := range m.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		switch mod {
+		case "wasi_snapshot_preview1":
+			if !wasiAllowed[name] {
+				return refuse("imports %s.%s, which is outside the allowed WASI subset", mod, name)
+			}
+		case kernel.ModuleName:
+			s, ok := kernelSigs[name]
+			if !ok {
+				return refuse("imports %s.%s, which this host does not provide", mod, name)
+			}
+			if err := sameSignature(f, s.Params, s.Results); err != nil {
+				return refuse("imports %s.%s with the wrong type: %v", mod, name, err)
+			}
+		case UserModule:
+			s, ok := userSignatures[name]
+			if !ok {
+				return refuse("imports %s.%s, which this host does not provide (it provides: %s)", mod, name,
+					strings.Join(slices.Sorted(mapsKeys(userSignatures)), ", "))
+			}
+			if err := sameSignature(f, s.Params, s.Results); err != nil {
+				return refuse("imports %s.%s with the wrong type: %v", mod, name, err)
+			}
+		default:
+			return refuse("imports %s.%s; only wasi_snapshot_preview1 (a subset), %s and %s are allowed",
+				mod, name, kernel.ModuleName, UserModule)
+		}
+	}
+	if len(m.ImportedMemories()) > 0 {
+		mod, name, _ := m.ImportedMemories()[0].Import()
+		return refuse("imports memory %s.%s; a plugin must define its own memory", mod, name)
+	}
+	exports := m.ExportedFunctions()
+	var versions []int
+	for name := range exports {
+		if v, ok := strings.CutPrefix(name, ABIMarkerPrefix); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				versions = append(versions, n)
+			}
+		}
+	}
+	if !slices.Contains(versions, ABIVersion) {
+		if len(versions) == 0 {
+			return refuse("exports no %s<N> marker: it is not an openstack-sync plugin (build it with the pdk)", ABIMarkerPrefix)
+		}
+		slices.Sort(versions)
+		return refuse("speaks ABI version %v but this host supports version %d; rebuild the plugin with a pdk "+
+			"for ABI v%d or upgrade the host", versions, ABIVersion, ABIVersion)
+	}
+	for _, name := range requiredExports {
+		f, ok := exports[name]
+		if !ok {
+			return refuse("does not export the required entry point %q", name)
+		}
+		if err := sameSignature(f, nil, []api.ValueType{api.ValueTypeI32}); err != nil {
+			return refuse("entry point %q has the wrong type: %v", name, err)
+		}
+	}
+	for _, name := range optionalExports {
+		if f, ok := exports[name]; ok {
+			if err := sameSignature(f, nil, []api.ValueType{api.ValueTypeI32}); err != nil {
+				return refuse("entry point %q has the wrong type: %v", name, err)
+			}
+		}
+	}
+	if _, ok := exports["_start"]; ok {
+		if _, ok := exports["_initialize"]; !ok {
+			return refuse("is a WASI command (exports _start); build it as a reactor with -buildmode=c-shared")
+		}
+	}
+	if _, ok := m.ExportedMemories()["memory"]; !ok {
+		return refuse("does not export its memory as \"memory\"")
+	}
+	return nil
+}
+
+func sameSignature(f api.FunctionDefinition, params, results []api.ValueType) error {
+	if !slices.Equal(f.ParamTypes(), params) || !slices.Equal(f.ResultTypes(), results) {
+		return fmt.Errorf("have %s, want %s", sigString(f.ParamTypes(), f.ResultTypes()), sigString(params, results))
+	}
+	return nil
+}
+
+func sigString(params, results []api.ValueType) string {
+	name := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return "(" + strings.Join(s, ", ") + ")"
+	}
+	return name(params) + " -> " + name(results)
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// pluginName is how errors name a plugin before its metadata is known.
+func pluginName(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}
+
+var errClosed = errors.New("plugin is closed")

@@ -1,0 +1,24 @@
+package wasm
+
+import (
+	"os"
+	"testing"
+)
+
+var cleanup []func()
+
+func tempDirOutsideTest() (string, error) {
+	dir, err := os.MkdirTemp("", "wasm-cache-*")
+	if err == nil {
+		cleanup = append(cleanup, func() { os.RemoveAll(dir) })
+	}
+	return dir, err
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, f := range cleanup {
+		f()
+	}
+	os.Exit(code)
+}

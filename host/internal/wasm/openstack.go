@@ -1,0 +1,136 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+)
+
+// userSignatures are the host functions of extism:host/user.
+var userSignatures = map[string]kernel.Signature{
+	"openstack_request": {Params: []api.ValueType{api.ValueTypeI64}, Results: []api.ValueType{api.ValueTypeI64}},
+}
+
+func instantiateUser(ctx context.Context, r wazero.Runtime, p *Plugin) error {
+	s := userSignatures["openstack_request"]
+	_, err := r.NewHostModuleBuilder(UserModule).NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			stack[0] = p.openstackRequest(ctx, stack[0])
+		}), s.Params, s.Results).
+		WithName("openstack_request").
+		Export("openstack_request").
+		Instantiate(ctx)
+	return err
+}
+
+var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
+
+// reservedHeaders carry credentials or routing the host owns; a plugin may not set them.
+var reservedHeaders = map[string]bool{
+	"X-Auth-Token": true, "X-Subject-Token": true, "X-Service-Token": true, "Authorization": true,
+	"Cookie": true, "Host": true, "Openstack-Api-Version": true, "X-Openstack-Nova-Api-Version": true,
+	"X-Openstack-Ironic-Api-Version": true, "Content-Length": true,
+}
+
+// openstackRequest serves one guest request: it reads the request block at off and returns the
+// offset of the response block.
+func (p *Plugin) openstackRequest(ctx context.Context, off uint64) uint64 {
+	st := kernel.FromContext(ctx, "openstack_request")
+	ci := callFrom(ctx)
+	resp := p.serve(ctx, ci, st.Block("openstack_request", off))
+	if out := st.WriteBlock(resp); out != 0 {
+		return out
+	}
+	small := encodeHostError(&hostError{Kind: "too_large",
+		Message: fmt.Sprintf("the response (%d bytes) does not fit the plugin's kernel memory limit", len(resp))})
+	if out := st.WriteBlock(small); out != 0 {
+		return out
+	}
+	panic(&kernel.Fault{Func: "openstack_request", Msg: "kernel memory limit exceeded"})
+}
+
+func encodeHostError(e *hostError) []byte {
+	b, _ := json.Marshal(openstackResponse{Error: e})
+	return b
+}
+
+func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
+	refuse := func(kind string, permanent bool, format string, args ...any) []byte {
+		return encodeHostError(&hostError{Kind: kind, Permanent: permanent, Message: fmt.Sprintf(format, args...)})
+	}
+	var req openstackRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return refuse("invalid_request", true, "openstack_request: decoding the request: %v", err)
+	}
+	req.Method = strings.ToUpper(req.Method)
+	switch {
+	case req.Service == "":
+		return refuse("invalid_request", true, "openstack_request: service is empty")
+	case !methods[req.Method]:
+		return refuse("invalid_request", true, "openstack_request: unsupported method %q", req.Method)
+	case strings.Contains(req.Path, "://") || strings.HasPrefix(req.Path, "//") || strings.ContainsAny(req.Path, "?#"):
+		return refuse("invalid_request", true,
+			"openstack_request: path %q must be relative to the service endpoint, without a query or fragment", req.Path)
+	}
+	header := http.Header{}
+	for k, vs := range req.Headers {
+		ck := http.CanonicalHeaderKey(k)
+		if reservedHeaders[ck] {
+			return refuse("invalid_request", true, "openstack_request: header %s is reserved for the host", ck)
+		}
+		header[ck] = vs
+	}
+	if !p.grants.Allows(req.Service, req.Method, req.Path) {
+		why := p.grants.Explain(req.Service, req.Method, req.Path)
+		ci.log.Warn("OpenStack request refused", "entry", ci.entry, "reason", why)
+		return refuse("grant_denied", true, "%s", why)
+	}
+	if ci.session == nil {
+		return refuse("invalid_request", true, "openstack_request: no OpenStack session during %s", ci.entry)
+	}
+	resp, err := ci.session.Do(ctx, plugin.Request{Service: req.Service, Method: req.Method, Path: req.Path,
+		Query: req.Query, Header: header, Microversion: req.Microversion, Body: req.Body})
+	if err != nil {
+		permanent := plugin.IsPermanent(err)
+		if permanent && ci.permanent == nil {
+			ci.permanent = err
+		}
+		return refuse("session", permanent, "%s %s %s: %v", req.Method, req.Service, req.Path, err)
+	}
+	if len(resp.Body) > p.opts.MaxResponseBytes {
+		return refuse("too_large", false, "%s %s %s: response body of %d bytes exceeds the limit of %d bytes",
+			req.Method, req.Service, req.Path, len(resp.Body), p.opts.MaxResponseBytes)
+	}
+	return encodeResponse(resp)
+}
+
+// encodeResponse writes the response message by hand so a large JSON body is validated once and
+// copied once, instead of re-encoded.
+func encodeResponse(resp *plugin.Response) []byte {
+	headers, _ := json.Marshal(resp.Header)
+	b := make([]byte, 0, len(resp.Body)+len(headers)+64)
+	b = append(b, `{"status":`...)
+	b = strconv.AppendInt(b, int64(resp.StatusCode), 10)
+	b = append(b, `,"headers":`...)
+	b = append(b, headers...)
+	if len(resp.Body) > 0 {
+		if json.Valid(resp.Body) {
+			b = append(b, `,"body":`...)
+			b = append(b, resp.Body...)
+		} else {
+			text, _ := json.Marshal(string(resp.Body))
+			b = append(b, `,"body_text":`...)
+			b = append(b, text...)
+		}
+	}
+	return append(b, '}')
+}

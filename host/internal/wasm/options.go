@@ -1,0 +1,130 @@
+// Package wasm loads sandboxed plugin modules and adapts them to plugin.Plugin, so the runner
+// cannot tell a wasm plugin from a Go one. A module speaks the Extism guest ABI (any Extism PDK,
+// usually ours in pdk/) plus the openstack-sync entry points of docs/abi.md; the host side of
+// Extism is implemented natively in package kernel, and OpenStack requests go through the
+// openstack_request host function to the plugin.Session of the current call, inside the plugin's
+// effective grant.
+package wasm
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+)
+
+// Defaults for Options' zero values (docs/abi.md, "Limits").
+const (
+	DefaultMemoryLimitPages  = 512 // 32 MiB: a Go guest settles near 8 MiB
+	DefaultCallTimeout       = 60 * time.Second
+	DefaultPoolSize          = 2 // one instance pinned to a credential group plus one for other calls
+	DefaultMaxInputBytes     = 8 << 20
+	DefaultMaxOutputBytes    = 1 << 20
+	DefaultMaxResponseBytes  = 16 << 20
+	DefaultKernelMemoryBytes = 64 << 20
+	DefaultMaxVarBytes       = 1 << 20
+	// outputCaptureBytes bounds what a guest's stdout and stderr can make the host hold per call.
+	outputCaptureBytes = 64 << 10
+)
+
+// CacheDirEnv names the variable that sets the compilation cache directory.
+const CacheDirEnv = "OPENSTACK_SYNC_CACHE_DIR"
+
+// Options configure Load. The zero value is usable.
+type Options struct {
+	// CacheDir is the compilation cache directory. Empty means $OPENSTACK_SYNC_CACHE_DIR, else
+	// $XDG_CACHE_HOME/openstack-sync/wazero, else ~/.cache/openstack-sync/wazero. When the
+	// directory cannot be written, Load warns and compiles without a cache.
+	CacheDir string
+	// NoCache disables the compilation cache.
+	NoCache bool
+	// Digest, when set, is the module's expected sha256 ("sha256:<hex>" or "<hex>"); a module
+	// with another digest is refused.
+	Digest string
+	// EnvPrefix overrides the plugin's own env prefix.
+	EnvPrefix string
+	// Environ lists the environment ("KEY=value" entries); default os.Environ. Only the plugin's
+	// <PREFIX>_* entries reach it, as Extism config without the prefix.
+	Environ func() []string
+	// LookupEnv reads one variable; default: looked up in Environ.
+	LookupEnv func(string) (string, bool)
+	// Grants, when non-nil, is the operator's narrowing of the plugin's declared grants and
+	// overrides <PREFIX>_GRANTS.
+	Grants []grant.Grant
+	// MemoryLimitPages caps each instance's linear memory in 64 KiB pages.
+	MemoryLimitPages uint32
+	// CallTimeout bounds one entry point call, OpenStack requests included.
+	CallTimeout time.Duration
+	// PoolSize is the most instances alive at once.
+	PoolSize int
+	// MaxInputBytes, MaxOutputBytes bound what crosses into and out of the guest per call.
+	MaxInputBytes, MaxOutputBytes int
+	// MaxResponseBytes bounds one OpenStack response body handed to the guest.
+	MaxResponseBytes int
+	// KernelMemoryBytes bounds the host-side Extism memory of one instance during one call.
+	KernelMemoryBytes int
+	// Logger receives the plugin's log lines and the host's; default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	if o.LookupEnv == nil {
+		environ := o.Environ
+		o.LookupEnv = func(name string) (string, bool) {
+			for _, kv := range environ() {
+				if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+					return v, true
+				}
+			}
+			return "", false
+		}
+	}
+	if o.MemoryLimitPages == 0 {
+		o.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.PoolSize <= 0 {
+		o.PoolSize = DefaultPoolSize
+	}
+	if o.MaxInputBytes == 0 {
+		o.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if o.MaxOutputBytes == 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.KernelMemoryBytes == 0 {
+		o.KernelMemoryBytes = DefaultKernelMemoryBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// cacheDir resolves the compilation cache directory ("" when none can be named).
+func (o Options) cacheDir() string {
+	if o.CacheDir != "" {
+		return o.CacheDir
+	}
+	if v, ok := o.LookupEnv(CacheDirEnv); ok && v != "" {
+		return v
+	}
+	if v, ok := o.LookupEnv("XDG_CACHE_HOME"); ok && v != "" {
+		return filepath.Join(v, "openstack-sync", "wazero")
+	}
+	if v, ok := o.LookupEnv("HOME"); ok && v != "" {
+		return filepath.Join(v, ".cache", "openstack-sync", "wazero")
+	}
+	return ""
+}

@@ -1,0 +1,228 @@
+package wasm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+)
+
+// Plugin is a loaded wasm module behind plugin.Plugin. Like every plugin.Plugin it expects one
+// method call at a time; its instance pool still never lets two goroutines share an instance.
+type Plugin struct {
+	path string
+	name string
+	opts Options
+	log  *slog.Logger
+
+	cache    wazero.CompilationCache
+	runtime  wazero.Runtime
+	compiled wazero.CompiledModule
+	pool     *pool
+	nextID   atomic.Uint64
+
+	meta                   plugin.Metadata
+	whenPrune, whenNoPrune plugin.CleanupPolicy
+	hasPrune, hasGroup     bool
+	grants                 grant.Set
+	// config is filled once the env prefix is known and only read afterwards.
+	config   map[string]string
+	logLevel int32
+}
+
+var _ plugin.Plugin = (*Plugin)(nil)
+
+// Load reads, verifies, validates and compiles the module at path, starts one instance and reads
+// the plugin's metadata. Every refusal is a *LoadError naming the file and the reason. The
+// result is a *Plugin.
+func Load(ctx context.Context, path string, opts Options) (plugin.Plugin, error) {
+	p, err := load(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
+	o := opts.withDefaults()
+	p := &Plugin{path: path, name: pluginName(path), opts: o, config: map[string]string{},
+		logLevel: extismLevel(ctx, o.Logger)}
+	p.log = o.Logger.With("plugin", p.name)
+	wasmBytes, err := readModule(path, o.Digest)
+	if err != nil {
+		return nil, err
+	}
+	p.cache, _ = openCache(o)
+	p.runtime, err = newRuntime(ctx, o, p.cache, p)
+	if err != nil {
+		p.Close(ctx)
+		return nil, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
+	}
+	p.compiled, err = p.runtime.CompileModule(ctx, wasmBytes)
+	if err != nil {
+		p.Close(ctx)
+		return nil, &LoadError{Path: path, Reason: "not a valid WebAssembly module", Err: err}
+	}
+	if err := validate(path, p.compiled); err != nil {
+		p.Close(ctx)
+		return nil, err
+	}
+	exports := p.compiled.ExportedFunctions()
+	_, begin := exports[EntryGroupBegin]
+	_, end := exports[EntryGroupEnd]
+	p.hasGroup = begin && end
+	p.pool = newPool(o.PoolSize, o.CallTimeout, p.newInstance)
+
+	if err := p.readMetadata(ctx, exports); err != nil {
+		p.Close(ctx)
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.FunctionDefinition) error {
+	inst, err := p.pool.get(ctx)
+	if err != nil {
+		return &LoadError{Path: p.path, Reason: "cannot start an instance", Err: err}
+	}
+	ci := &callInfo{entry: EntryMetadata, log: p.log}
+	out, err := p.invoke(ctx, inst, ci, nil)
+	p.pool.put(ctx, inst)
+	if err != nil {
+		return &LoadError{Path: p.path, Reason: "metadata failed", Err: err}
+	}
+	var m metadataMessage
+	if err := json.Unmarshal(out, &m); err != nil {
+		return &LoadError{Path: p.path, Reason: "metadata is not valid JSON", Err: err}
+	}
+	refuse := func(format string, args ...any) error {
+		return &LoadError{Path: p.path, Reason: "metadata: " + fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case m.ABIVersion != ABIVersion:
+		return refuse("abi_version is %d, this host speaks %d", m.ABIVersion, ABIVersion)
+	case m.Name == "":
+		return refuse("name is empty")
+	case m.EnvPrefix == "" && p.opts.EnvPrefix == "":
+		return refuse("env_prefix is empty")
+	}
+	if _, ok := exports[EntryPrune]; m.HasPrune && !ok {
+		return refuse("has_prune is true but the module does not export %q", EntryPrune)
+	}
+	p.hasPrune = m.HasPrune
+	if p.whenPrune, p.whenNoPrune, err = m.cleanupPolicies(); err != nil {
+		return refuse("%v", err)
+	}
+	if err := grant.Validate(m.Grants); err != nil {
+		return refuse("grants: %v", err)
+	}
+	p.name = m.Name
+	p.log = p.opts.Logger.With("plugin", p.name)
+	p.meta = plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe}
+	prefix := m.EnvPrefix
+	if p.opts.EnvPrefix != "" {
+		prefix = p.opts.EnvPrefix
+	}
+	for _, kv := range p.opts.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			if key, ok := strings.CutPrefix(k, prefix+"_"); ok && key != "" {
+				p.config[key] = v
+			}
+		}
+	}
+	operator := p.opts.Grants
+	if operator == nil {
+		if raw, ok := p.opts.LookupEnv(prefix + "_GRANTS"); ok && strings.TrimSpace(raw) != "" {
+			if operator, err = grant.Parse([]byte(raw)); err != nil {
+				return &LoadError{Path: p.path, Reason: prefix + "_GRANTS is invalid", Err: err}
+			}
+		}
+	}
+	p.grants = grant.NewSet(m.Grants, operator)
+	return nil
+}
+
+// newInstance instantiates the compiled module with its own kernel state and output capture.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	id := p.nextID.Add(1)
+	out := &boundedBuffer{max: outputCaptureBytes}
+	st := kernel.NewState(kernel.Limits{Memory: p.opts.KernelMemoryBytes, Output: p.opts.MaxOutputBytes,
+		Vars: DefaultMaxVarBytes}, p.config, p.guestLog, p.logLevel)
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithStdout(out).
+		WithStderr(out).
+		// Real clocks so logs and guest-side deadlines mean something; real randomness so Go's
+		// map seeds and any nonces are not predictable. Sleep stays a no-op: nothing in a
+		// reconcile should wait inside the sandbox.
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader)
+	ictx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	ictx = kernel.WithState(context.WithValue(ictx, callKey{}, &callInfo{entry: "_initialize", log: p.log}), st)
+	mod, err := p.runtime.InstantiateModule(ictx, p.compiled, cfg)
+	if err != nil {
+		text, _ := out.take()
+		e := p.classify(ictx, "_initialize", err, text)
+		if text != "" {
+			p.log.Error("plugin wrote to stdout/stderr", "entry", "_initialize", "output", strings.TrimRight(text, "\n"))
+		}
+		return nil, e
+	}
+	inst := &instance{id: id, mod: mod, state: st, output: out, fns: map[string]api.Function{}}
+	// Looking an export up allocates a call engine each time; do it once per instance.
+	for _, name := range append(append([]string{}, requiredExports...), optionalExports...) {
+		if f := mod.ExportedFunction(name); f != nil {
+			inst.fns[name] = f
+		}
+	}
+	return inst, nil
+}
+
+// guestLog writes a guest's log line, naming the plugin and, during a reconcile, the CR.
+func (p *Plugin) guestLog(ctx context.Context, level int32, msg string) {
+	log := p.log
+	if ci := callFrom(ctx); ci != nil {
+		log = ci.log
+	}
+	log.Log(ctx, slogLevel(level), msg, "source", "guest")
+}
+
+func slogLevel(l int32) slog.Level {
+	switch l {
+	case kernel.LevelTrace, kernel.LevelDebug:
+		return slog.LevelDebug
+	case kernel.LevelInfo:
+		return slog.LevelInfo
+	case kernel.LevelWarn:
+		return slog.LevelWarn
+	}
+	return slog.LevelError
+}
+
+// extismLevel is the lowest Extism level the logger keeps, so guests skip building messages
+// nobody will read.
+func extismLevel(ctx context.Context, log *slog.Logger) int32 {
+	for _, l := range []struct {
+		extism int32
+		slog   slog.Level
+	}{{kernel.LevelDebug, slog.LevelDebug}, {kernel.LevelInfo, slog.LevelInfo}, {kernel.LevelWarn, slog.LevelWarn},
+		{kernel.LevelError, slog.LevelError}} {
+		if log.Enabled(ctx, l.slog) {
+			return l.extism
+		}
+	}
+	return kernel.LevelOff
+}

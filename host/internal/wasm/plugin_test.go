@@ -1,0 +1,115 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+)
+
+func TestWellBehavedPluginRunsThroughTheAdapter(t *testing.T) {
+	ctx := context.Background()
+	o, logs := testOptions(t, "MOCK_FOO=bar", "HOME=/root", "OTHER_FOO=no")
+	p := loadTest(t, guest(t, "pdkmock"), o)
+
+	assert.Equal(t, plugin.Metadata{Name: "mock", Noun: "mock thing", EnvPrefix: "MOCK", BindingName: "mocks"}, p.Metadata())
+	assert.Equal(t, plugin.CleanupFinalizedPrune, p.CleanupPolicy(true), "default with a prune step")
+	assert.Equal(t, plugin.CleanupBestEffortPrune, p.CleanupPolicy(false), "declared by the plugin")
+
+	s := &fakeSession{}
+	require.NoError(t, p.WaitForAPI(ctx, s))
+	require.Len(t, s.Requests(), 1)
+	assert.Equal(t, "GET", s.Requests()[0].Method)
+
+	cache, err := p.NewCache(ctx)
+	require.NoError(t, err)
+	for i, want := range []string{"group call 1", "group call 2"} {
+		res, err := p.Reconcile(ctx, s, cache, crRequest("a", map[string]any{"name": "a"}))
+		require.NoError(t, err, i)
+		assert.Equal(t, []string{want}, res.Notes)
+		assert.Equal(t, map[string]any{"thing_id": "id-a"}, res.ExtraStatus)
+	}
+	require.NoError(t, cache.Close(ctx))
+	cache, err = p.NewCache(ctx)
+	require.NoError(t, err)
+	res, err := p.Reconcile(ctx, s, cache, crRequest("a", map[string]any{"name": "a"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"group call 1"}, res.Notes, "nothing is cached across groups")
+	require.NoError(t, cache.Close(ctx))
+
+	reqs := s.Requests()
+	post := reqs[2]
+	assert.Equal(t, "POST", post.Method)
+	assert.Equal(t, "network", post.Service)
+	assert.Equal(t, "2.1", post.Microversion)
+	assert.JSONEq(t, `{"thing":{"name":"a"}}`, string(post.Body))
+
+	assert.Contains(t, logs.String(), `msg="reconciling a" plugin=mock kind=Mock cr=ns/a source=guest`,
+		"guest log lines name the plugin and the CR")
+
+	require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []map[string]any{{"name": "a"}}}))
+	assert.Contains(t, logs.String(), "prune: 1 desired, authoritative_empty=false")
+}
+
+func TestConfigIsOnlyThePluginsPrefixedEnvironment(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t, "MOCK_FOO=bar", "HOME=/root", "OTHER_FOO=no", "MOCK_=empty-key")
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	cases := map[string]string{
+		"FOO":       `FOO="bar" true`,
+		"HOME":      `HOME="" false`,
+		"MOCK_FOO":  `MOCK_FOO="" false`,
+		"OTHER_FOO": `OTHER_FOO="" false`,
+	}
+	for key, want := range cases {
+		res, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("c", map[string]any{"action": "config", "name": key}))
+		require.NoError(t, err)
+		assert.Equal(t, []string{want}, res.Notes, key)
+	}
+
+	o.EnvPrefix = "OTHER"
+	p = loadTest(t, guest(t, "pdkmock"), o)
+	res, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("c", map[string]any{"action": "config", "name": "FOO"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`FOO="no" true`}, res.Notes, "the env prefix override selects the variables")
+}
+
+func TestPermanentSessionErrorMakesTheCallPermanent(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t)
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	s := &fakeSession{fail: plugin.Permanent(errors.New("Keystone refused the password for cloud \"prod\""))}
+
+	err := p.WaitForAPI(ctx, s)
+	require.Error(t, err)
+	assert.True(t, plugin.IsPermanent(err))
+	assert.Contains(t, err.Error(), `Keystone refused the password for cloud "prod"`)
+
+	_, err = p.Reconcile(ctx, s, nil, crRequest("a", map[string]any{"name": "a"}))
+	require.Error(t, err)
+	assert.True(t, plugin.IsPermanent(err))
+	assert.Contains(t, err.Error(), "Keystone refused the password")
+
+	s.fail = errors.New("connection refused")
+	err = p.WaitForAPI(ctx, s)
+	require.Error(t, err)
+	assert.False(t, plugin.IsPermanent(err), "a transient outage stays retryable")
+}
+
+func TestGuestErrorsKeepReasonAndPermanence(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t)
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	_, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"action": "fail"}))
+	require.Error(t, err)
+	assert.Equal(t, "mock failure on purpose", err.Error(), "a reported error is the plugin's own message")
+	assert.Equal(t, "MockFailure", plugin.Reason(err))
+	assert.False(t, plugin.IsPermanent(err))
+
+	_, err = p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"action": "permanent"}))
+	assert.True(t, plugin.IsPermanent(err))
+}

@@ -1,0 +1,49 @@
+// Command rawmock speaks the host ABI through go-pdk directly, without the pdk package, so it can
+// break the protocol in ways the pdk never would: malformed JSON, oversized output, a plain-text
+// error, a kernel offset out of bounds. Behaviour is chosen by config RAW_MODE.
+package main
+
+import (
+	"strings"
+
+	extism "github.com/extism/go-pdk"
+)
+
+//go:wasmimport extism:host/env load_u64
+func loadU64(offset uint64) uint64
+
+//go:wasmexport openstack_sync_abi_v1
+func abi() {}
+
+//go:wasmexport metadata
+func metadata() int32 {
+	extism.OutputString(`{"abi_version":1,"name":"rawmock","noun":"raw thing","env_prefix":"RAW",` +
+		`"binding_name":"raws","grants":[],"has_prune":false}`)
+	return 0
+}
+
+//go:wasmexport wait_for_api
+func waitForAPI() int32 { return 0 }
+
+//go:wasmexport reconcile
+func reconcile() int32 {
+	mode, _ := extism.GetConfig("RAW_MODE")
+	switch mode {
+	case "bad-json":
+		extism.OutputString(`{"notes": [`)
+	case "huge":
+		extism.OutputString(`{"notes":["` + strings.Repeat("x", 2<<20) + `"]}`)
+	case "plain-error":
+		extism.SetErrorString("plain text failure")
+		return 1
+	case "error-without-message":
+		return 1
+	case "wild-offset":
+		loadU64(1 << 40)
+	default:
+		extism.OutputString(`{"notes":["raw ok"]}`)
+	}
+	return 0
+}
+
+func main() {}

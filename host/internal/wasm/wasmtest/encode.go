@@ -1,0 +1,124 @@
+package wasmtest
+
+// Minimal WebAssembly binary encoder: enough to write modules with chosen imports and exports
+// whose functions return zero, which is all the loader's structural checks look at.
+
+// Value types.
+const (
+	I32 byte = 0x7f
+	I64 byte = 0x7e
+)
+
+// Func is an imported or exported function.
+type Func struct {
+	Module  string // imports only
+	Name    string
+	Params  []byte
+	Results []byte
+}
+
+// Module describes a module to encode.
+type Module struct {
+	Imports []Func
+	Exports []Func
+	// Memory exports one page of memory as "memory" when true.
+	Memory bool
+}
+
+// Encode returns the module's binary form.
+func (m Module) Encode() []byte {
+	var types [][]byte
+	typeIndex := func(f Func) uint32 {
+		t := []byte{0x60}
+		t = append(t, uleb(uint32(len(f.Params)))...)
+		t = append(t, f.Params...)
+		t = append(t, uleb(uint32(len(f.Results)))...)
+		t = append(t, f.Results...)
+		for i, have := range types {
+			if string(have) == string(t) {
+				return uint32(i)
+			}
+		}
+		types = append(types, t)
+		return uint32(len(types) - 1)
+	}
+	var imports, funcs, exports, code []byte
+	for _, f := range m.Imports {
+		imports = append(imports, name(f.Module)...)
+		imports = append(imports, name(f.Name)...)
+		imports = append(imports, 0x00)
+		imports = append(imports, uleb(typeIndex(f))...)
+	}
+	for i, f := range m.Exports {
+		funcs = append(funcs, uleb(typeIndex(f))...)
+		exports = append(exports, name(f.Name)...)
+		exports = append(exports, 0x00)
+		exports = append(exports, uleb(uint32(len(m.Imports)+i))...)
+		var body []byte
+		body = append(body, 0x00) // no locals
+		for _, r := range f.Results {
+			if r == I64 {
+				body = append(body, 0x42, 0x00) // i64.const 0
+			} else {
+				body = append(body, 0x41, 0x00) // i32.const 0
+			}
+		}
+		body = append(body, 0x0b)
+		code = append(code, uleb(uint32(len(body)))...)
+		code = append(code, body...)
+	}
+	exportCount := len(m.Exports)
+	if m.Memory {
+		exports = append(exports, name("memory")...)
+		exports = append(exports, 0x02, 0x00)
+		exportCount++
+	}
+	out := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	var typeSec []byte
+	for _, t := range types {
+		typeSec = append(typeSec, t...)
+	}
+	out = section(out, 1, len(types), typeSec)
+	out = section(out, 2, len(m.Imports), imports)
+	out = section(out, 3, len(m.Exports), funcs)
+	if m.Memory {
+		out = section(out, 5, 1, []byte{0x00, 0x01})
+	}
+	out = section(out, 7, exportCount, exports)
+	out = section(out, 10, len(m.Exports), code)
+	return out
+}
+
+func section(out []byte, id byte, count int, body []byte) []byte {
+	if count == 0 {
+		return out
+	}
+	content := append(uleb(uint32(count)), body...)
+	out = append(out, id)
+	out = append(out, uleb(uint32(len(content)))...)
+	return append(out, content...)
+}
+
+func name(s string) []byte { return append(uleb(uint32(len(s))), s...) }
+
+func uleb(v uint32) []byte {
+	var b []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
+
+// EntryPoints are the exports a plugin of ABI v1 has, with their types.
+func EntryPoints() []Func {
+	var fs []Func
+	for _, n := range []string{"metadata", "wait_for_api", "group_begin", "group_end", "reconcile", "prune"} {
+		fs = append(fs, Func{Name: n, Results: []byte{I32}})
+	}
+	return append(fs, Func{Name: "openstack_sync_abi_v1"}, Func{Name: "_initialize"})
+}
