@@ -82,13 +82,10 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 	case r.Path == profilesPath && r.Method == http.MethodGet:
 		return http.StatusOK, map[string]any{"service_profiles": f.Profiles}
 	case r.Path == routersPath && r.Method == http.MethodGet:
-		out := []map[string]any{}
-		for _, rt := range f.Routers {
-			if rt["flavor_id"] == r.Query.Get("flavor_id") {
-				out = append(out, rt)
-			}
+		if r.Query.Has("flavor_id") {
+			return http.StatusBadRequest, osapitest.Fault("flavor_id is not a valid filter") // as the real Neutron
 		}
-		return http.StatusOK, map[string]any{"routers": out}
+		return http.StatusOK, map[string]any{"routers": f.Routers}
 	case r.Path == flavorsPath && r.Method == http.MethodPost:
 		fl := body(r, "flavor")
 		f.nextID++

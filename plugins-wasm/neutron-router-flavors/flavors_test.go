@@ -255,6 +255,13 @@ func TestPrune(t *testing.T) {
 				writes = append(writes, w.String())
 			}
 			assert.Equal(t, tc.writes, writes)
+			routerLists := 0
+			for _, r := range svc.Requests {
+				if r.Path == routersPath {
+					routerLists++
+				}
+			}
+			assert.LessOrEqual(t, routerLists, 1, "one router list serves every candidate flavor")
 			assert.NotNil(t, find(f.Flavors, "f-handmade"), "an unowned flavor survives every prune")
 			assert.NotNil(t, find(f.Profiles, "p-free"), "an unowned profile survives every prune")
 		})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -28,6 +29,34 @@ type pruner struct {
 	bindings map[string]int // profile id -> number of flavors it is bound to
 	kept     []string       // flavors still present
 	keptProf []string       // profiles still present
+	// routers counts routers per flavor id; nil until the first candidate flavor needs it.
+	// Neutron does not filter routers by flavor_id (400), so one list serves every flavor.
+	routers    map[string]int
+	routersErr error
+}
+
+func (pr *pruner) routersUsing(flavorID string) (int, error) {
+	if pr.routers == nil && pr.routersErr == nil {
+		raws, err := osapi.ListNeutron(pr.svc, routersPath, "routers", url.Values{"fields": {"id", "flavor_id"}})
+		if err != nil {
+			pr.routersErr = fmt.Errorf("list routers: %w", err)
+			return 0, pr.routersErr
+		}
+		pr.routers = map[string]int{}
+		for _, raw := range raws {
+			var r struct {
+				FlavorID *string `json:"flavor_id"`
+			}
+			if err := json.Unmarshal(raw, &r); err != nil {
+				pr.routersErr = fmt.Errorf("list routers: unreadable item: %w", err)
+				return 0, pr.routersErr
+			}
+			if r.FlavorID != nil {
+				pr.routers[*r.FlavorID]++
+			}
+		}
+	}
+	return pr.routers[flavorID], pr.routersErr
 }
 
 // prune deletes what no desired spec claims. Flavors are only deleted in full mode, only with the
@@ -109,20 +138,15 @@ func prune(svc osapi.Service, desired []Spec, authoritativeEmpty bool, mode prun
 
 // deleteFlavor deletes an owned flavor no router uses and reports whether it is gone.
 func (pr *pruner) deleteFlavor(f flavor) bool {
-	var routers struct {
-		Routers []struct {
-			ID string `json:"id"`
-		} `json:"routers"`
-	}
-	err := pr.svc.Call("GET", routersPath, url.Values{"flavor_id": {f.ID}, "fields": {"id"}}, nil, &routers)
+	using, err := pr.routersUsing(f.ID)
 	switch {
 	case err != nil:
 		pr.log("keeping router flavor %s: cannot tell whether routers use it: %v", f.Name, err)
 		pr.kept = append(pr.kept, fmt.Sprintf("%s (router check failed)", f.Name))
 		return false
-	case len(routers.Routers) > 0:
-		pr.log("keeping router flavor %s: %d router(s) use it", f.Name, len(routers.Routers))
-		pr.kept = append(pr.kept, fmt.Sprintf("%s (in use by %d router(s))", f.Name, len(routers.Routers)))
+	case using > 0:
+		pr.log("keeping router flavor %s: %d router(s) use it", f.Name, using)
+		pr.kept = append(pr.kept, fmt.Sprintf("%s (in use by %d router(s))", f.Name, using))
 		return false
 	}
 	err = pr.svc.Call("DELETE", flavorsPath+"/"+url.PathEscape(f.ID), nil, nil, nil)
