@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The real-parts tier (make e2e): real etcd + kube-apiserver, the real shell-operator and helm, the
+# host and the wasm plugins, and real Keystone, Neutron and Ironic; then the Go tests in test/e2e.
+#   usage: hack/e2e.sh
+# Env:
+#   CI=true               a would-be skip is a failure
+#   E2E_REUSE_OPENSTACK=1 use the cloud already on KS_PORT instead of starting (and stopping) one
+#   OS_CHROOT             the OpenStack chroot (default /var/tmp/os-chroot; built on first use, ~4 min)
+#   KS_PORT               Keystone port (default 5000); ETCD_PORT, ETCD_PEER_PORT, KUBE_API_PORT as hack/kube-up.sh
+#   E2E_KEEP=1            keep the work folder (logs, kubeconfig, values) after a passing run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+t0=$SECONDS
+log() { echo "[e2e $((SECONDS - t0))s] $*" >&2; }
+skip_or_fail() { # reason
+  if [ "${CI:-}" = true ]; then log "FAIL: $1 (CI=true: the real-parts tier may not skip)"; exit 1; fi
+  log "SKIP: $1"; exit 0
+}
+
+os_chroot=${OS_CHROOT:-/var/tmp/os-chroot}
+ks_port=${KS_PORT:-5000}
+reuse=${E2E_REUSE_OPENSTACK:-}
+work=$(mktemp -d /tmp/openstack-sync-e2e.XXXXXX)
+os_started=
+kube_started=
+status=1
+
+cleanup() {
+  set +e
+  [ -n "$kube_started" ] && hack/kube-down.sh "$work/kube"
+  if [ -n "$os_started" ]; then
+    log "stopping OpenStack"
+    bash hack/os-harness.sh down "$os_chroot" >>"$work/os-harness.log" 2>&1
+  fi
+  if [ "$status" = 0 ] && [ -z "${E2E_KEEP:-}" ]; then rm -rf "$work"; else log "logs kept in $work"; fi
+}
+trap cleanup EXIT
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# OpenStack first, in the background: its cold start is mostly apt, which overlaps well with the
+# Go builds below.
+if [ -n "$reuse" ]; then
+  port_busy "$ks_port" || { log "FAIL: E2E_REUSE_OPENSTACK is set but nothing listens on 127.0.0.1:$ks_port"; exit 1; }
+  log "reusing the OpenStack on 127.0.0.1:$ks_port"
+else
+  [ "$(id -u)" = 0 ] || skip_or_fail "the OpenStack harness needs root (or set E2E_REUSE_OPENSTACK=1 with a running cloud)"
+  if port_busy "$ks_port"; then
+    log "FAIL: 127.0.0.1:$ks_port is in use: stop that cloud (hack/os-harness.sh down $os_chroot) or set E2E_REUSE_OPENSTACK=1"
+    exit 1
+  fi
+  log "starting OpenStack in $os_chroot (log $work/os-harness.log)"
+  os_started=1
+  bash hack/os-harness.sh up "$os_chroot" >"$work/os-harness.log" 2>&1 &
+  os_pid=$!
+fi
+
+log "building the Kubernetes tools (cached)"
+k8s_bin=$(hack/k8s-tools.sh)
+log "building bin/openstack-sync and bin/plugins"
+go build -trimpath -o bin/openstack-sync ./host/cmd/openstack-sync
+hack/build-plugins.sh bin/plugins
+log "compiling the e2e tests"
+go test -tags e2e -c -o "$work/e2e.test" ./test/e2e
+
+log "starting etcd + kube-apiserver"
+kube_started=1
+K8S_BIN=$k8s_bin hack/kube-up.sh "$work/kube"
+
+if [ -n "$os_started" ]; then
+  log "waiting for OpenStack"
+  if ! wait "$os_pid"; then
+    log "FAIL: hack/os-harness.sh up failed; last lines:"; tail -30 "$work/os-harness.log" >&2; exit 1
+  fi
+  tail -1 "$work/os-harness.log" >&2
+fi
+# The harness's admin account (hack/os-harness.sh seeds it).
+cat >"$work/clouds.yaml" <<YAML
+clouds:
+  local-admin:
+    auth: {auth_url: "http://127.0.0.1:$ks_port/v3", username: admin, password: admin-secret,
+           project_name: admin, user_domain_name: Default, project_domain_name: Default}
+    region_name: RegionOne
+YAML
+
+log "running test/e2e"
+set +e
+(cd test/e2e && E2E_KUBECONFIG="$work/kube/kubeconfig" E2E_HELM="$k8s_bin/helm" \
+  E2E_SHELL_OPERATOR="$k8s_bin/shell-operator" E2E_HOST_BINARY="$repo/bin/openstack-sync" \
+  E2E_PLUGINS_DIR="$repo/bin/plugins" E2E_CLOUDS_YAML="$work/clouds.yaml" E2E_CLOUD=local-admin \
+  E2E_WORK_DIR="$work/run" "$work/e2e.test" -test.v -test.timeout 15m) 2>&1 | tee "$work/e2e.log"
+status=${PIPESTATUS[0]}
+set -e
+
+echo
+echo "== e2e summary ($((SECONDS - t0))s)"
+grep -E '^\s*--- (PASS|FAIL|SKIP)' "$work/e2e.log" || true
+if grep -qE '^\s*--- SKIP' "$work/e2e.log" && [ "${CI:-}" = true ]; then
+  echo "FAIL: tests skipped under CI=true"; status=1
+fi
+if [ "$status" = 0 ]; then echo "e2e: PASS"; else echo "e2e: FAIL (logs in $work)"; fi
+exit "$status"

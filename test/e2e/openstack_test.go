@@ -1,0 +1,214 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"sigs.k8s.io/yaml"
+)
+
+// Ownership markers, as docs/plugins documents them; the test reads OpenStack directly to see them.
+const (
+	markerKey           = "openstack-sync.io/managed-by"
+	runbookMarkerValue  = "ironic-runbooks"
+	profileMarkerValue  = "neutron-router-flavors"
+	flavorMarker        = "[openstack-sync.io/neutron-router-flavors]"
+	runbookMicroversion = "1.92"
+)
+
+// cloud is the test's own view of the real OpenStack, as admin: independent of the host's code.
+type cloud struct {
+	network, baremetal *gophercloud.ServiceClient
+}
+
+func newCloud(ctx context.Context, cloudsYAML, name string) (*cloud, error) {
+	body, err := os.ReadFile(cloudsYAML)
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		Clouds map[string]struct {
+			Auth struct {
+				AuthURL           string `json:"auth_url"`
+				Username          string `json:"username"`
+				Password          string `json:"password"`
+				ProjectName       string `json:"project_name"`
+				UserDomainName    string `json:"user_domain_name"`
+				ProjectDomainName string `json:"project_domain_name"`
+			} `json:"auth"`
+			RegionName string `json:"region_name"`
+		} `json:"clouds"`
+	}
+	if err := yaml.Unmarshal(body, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", cloudsYAML, err)
+	}
+	entry, ok := file.Clouds[name]
+	if !ok {
+		return nil, fmt.Errorf("%s has no cloud %q", cloudsYAML, name)
+	}
+	ao := gophercloud.AuthOptions{
+		IdentityEndpoint: entry.Auth.AuthURL, Username: entry.Auth.Username, Password: entry.Auth.Password,
+		DomainName: entry.Auth.UserDomainName, AllowReauth: true,
+		Scope: &gophercloud.AuthScope{ProjectName: entry.Auth.ProjectName, DomainName: entry.Auth.ProjectDomainName},
+	}
+	eo := gophercloud.EndpointOpts{Region: entry.RegionName}
+	pc, err := openstack.AuthenticatedClient(ctx, ao)
+	if err != nil {
+		return nil, fmt.Errorf("authenticate to cloud %s: %w", name, err)
+	}
+	c := &cloud{}
+	if c.network, err = openstack.NewNetworkV2(pc, eo); err != nil {
+		return nil, err
+	}
+	if c.baremetal, err = openstack.NewBareMetalV1(pc, eo); err != nil {
+		return nil, err
+	}
+	c.baremetal.Microversion = runbookMicroversion
+	return c, nil
+}
+
+// get returns the decoded body, or nil when the resource does not exist.
+func get(ctx context.Context, sc *gophercloud.ServiceClient, u string) (map[string]any, error) {
+	var out map[string]any
+	_, err := sc.Get(ctx, u, &out, &gophercloud.RequestOpts{OkCodes: []int{200}})
+	if gophercloud.ResponseCodeIs(err, 404) {
+		return nil, nil
+	}
+	return out, err
+}
+
+func (c *cloud) runbook(ctx context.Context, name string) (map[string]any, error) {
+	return get(ctx, c.baremetal, c.baremetal.ServiceURL("runbooks", name))
+}
+
+func (c *cloud) deleteRunbook(ctx context.Context, name string) error {
+	rb, err := c.runbook(ctx, name)
+	if err != nil || rb == nil {
+		return err
+	}
+	_, err = c.baremetal.Delete(ctx, c.baremetal.ServiceURL("runbooks", fmt.Sprint(rb["uuid"])), nil)
+	return err
+}
+
+// one returns the single item of a Neutron list filtered by exact name; nil when there is none.
+func (c *cloud) one(ctx context.Context, collection, key, name string) (map[string]any, error) {
+	body, err := get(ctx, c.network, c.network.ServiceURL("v2.0", collection)+"?name="+url.QueryEscape(name))
+	if err != nil {
+		return nil, err
+	}
+	items, _ := body[key].([]any)
+	var found []map[string]any
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok && m["name"] == name {
+			found = append(found, m)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return found[0], nil
+	}
+	return nil, fmt.Errorf("%d %s named %q", len(found), collection, name)
+}
+
+func (c *cloud) flavor(ctx context.Context, name string) (map[string]any, error) {
+	return c.one(ctx, "flavors", "flavors", name)
+}
+
+func (c *cloud) serviceProfile(ctx context.Context, id string) (map[string]any, error) {
+	body, err := get(ctx, c.network, c.network.ServiceURL("v2.0", "service_profiles", id))
+	if body == nil || err != nil {
+		return nil, err
+	}
+	p, _ := body["service_profile"].(map[string]any)
+	return p, nil
+}
+
+// profileOwned reads the ownership marker out of a service profile's metainfo JSON text.
+func profileOwned(p map[string]any) bool {
+	var meta map[string]any
+	s, _ := p["metainfo"].(string)
+	if json.Unmarshal([]byte(s), &meta) != nil {
+		return false
+	}
+	return meta[markerKey] == profileMarkerValue
+}
+
+// deleteFlavor removes a flavor and the owned profiles bound to it (test clean-up).
+func (c *cloud) deleteFlavor(ctx context.Context, name string) error {
+	f, err := c.flavor(ctx, name)
+	if err != nil || f == nil {
+		return err
+	}
+	id := fmt.Sprint(f["id"])
+	profiles, _ := f["service_profiles"].([]any)
+	for _, p := range profiles {
+		_, _ = c.network.Delete(ctx, c.network.ServiceURL("v2.0", "flavors", id, "service_profiles", fmt.Sprint(p)), nil)
+	}
+	if _, err := c.network.Delete(ctx, c.network.ServiceURL("v2.0", "flavors", id), nil); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+		return err
+	}
+	for _, p := range profiles {
+		sp, err := c.serviceProfile(ctx, fmt.Sprint(p))
+		if err == nil && sp != nil && profileOwned(sp) {
+			_, _ = c.network.Delete(ctx, c.network.ServiceURL("v2.0", "service_profiles", fmt.Sprint(p)), nil)
+		}
+	}
+	return nil
+}
+
+func (c *cloud) segmentRange(ctx context.Context, name string) (map[string]any, error) {
+	return c.one(ctx, "network_segment_ranges", "network_segment_ranges", name)
+}
+
+func (c *cloud) deleteSegmentRange(ctx context.Context, name string) error {
+	r, err := c.segmentRange(ctx, name)
+	if err != nil || r == nil {
+		return err
+	}
+	_, err = c.network.Delete(ctx, c.network.ServiceURL("v2.0", "network_segment_ranges", fmt.Sprint(r["id"])), nil)
+	return err
+}
+
+// cloudsYAMLFor writes a clouds.yaml whose entries, one per name, all hold the given cloud's
+// settings; password replaces the password when non-empty (the bad-credentials Secret).
+func cloudsYAMLFor(cloudsYAML, cloud string, names []string, password string) ([]byte, error) {
+	body, err := os.ReadFile(cloudsYAML)
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		Clouds map[string]map[string]any `json:"clouds"`
+	}
+	if err := yaml.Unmarshal(body, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", cloudsYAML, err)
+	}
+	entry, ok := file.Clouds[cloud]
+	if !ok {
+		return nil, fmt.Errorf("%s has no cloud %q", cloudsYAML, cloud)
+	}
+	if password != "" {
+		b, _ := json.Marshal(entry)
+		var cp map[string]any
+		_ = json.Unmarshal(b, &cp)
+		auth, _ := cp["auth"].(map[string]any)
+		if auth == nil {
+			return nil, fmt.Errorf("%s cloud %q has no auth section", cloudsYAML, cloud)
+		}
+		auth["password"] = password
+		entry = cp
+	}
+	out := map[string]any{}
+	for _, n := range names {
+		out[n] = entry
+	}
+	return yaml.Marshal(map[string]any{"clouds": out})
+}
