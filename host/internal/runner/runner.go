@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,8 +128,7 @@ func groupLog(log *slog.Logger, creds plugin.Credentials) *slog.Logger {
 }
 
 func describeGroup(c plugin.Credentials) string {
-	return fmt.Sprintf("cloud=%s secret=%s namespace=%s", strconv.Quote(c.CloudName), strconv.Quote(c.SecretName),
-		strconv.Quote(c.Namespace))
+	return fmt.Sprintf("cloud=%s secret=%s namespace=%s", c.CloudName, c.SecretName, c.Namespace)
 }
 
 // reconcileGroup converges one credential group's CRs and returns how many failed.

@@ -1,0 +1,523 @@
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
+	"github.com/openstack-sync/openstack-sync/host/internal/planner"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin/plugintest"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
+	"github.com/openstack-sync/openstack-sync/host/internal/runner"
+)
+
+const (
+	group   = "example.openstack-sync.io"
+	version = "v1alpha1"
+	F       = resource.Finalizer
+)
+
+var (
+	g1 = plugin.Credentials{Namespace: "ns", SecretName: "s1", CloudName: "c1"}
+	g2 = plugin.Credentials{Namespace: "ns", SecretName: "s2", CloudName: "c1"}
+)
+
+// cr is a Widget in namespace ns named name, in credential group s1/c1 unless opts say otherwise.
+type cr struct {
+	name, secret string
+	deleting     bool
+	finalizers   []string
+	status       map[string]any
+	noName       bool
+}
+
+func (c cr) object() map[string]any {
+	secret := c.secret
+	if secret == "" {
+		secret = "s1"
+	}
+	md := map[string]any{"name": c.name, "namespace": "ns", "uid": "uid-" + c.name, "resourceVersion": "1",
+		"generation": 1, "finalizers": c.finalizers}
+	if c.noName {
+		delete(md, "name")
+	}
+	if c.deleting {
+		md["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+	}
+	o := map[string]any{"apiVersion": group + "/" + version, "kind": "Widget", "metadata": md,
+		"spec": map[string]any{"name": c.name, "cloudCredentialsRef": map[string]any{"secretName": secret, "cloudName": "c1"}}}
+	if c.status != nil {
+		o["status"] = c.status
+	}
+	return o
+}
+
+func path(name string) string { return kubetest.ObjectPath(group, version, "widgets", "ns", name) }
+
+type env struct {
+	t       *testing.T
+	srv     *kubetest.Server
+	journal *plugintest.Journal
+	plugin  *plugintest.Plugin
+	conn    *plugintest.Connector
+	cfg     hookenv.Config
+	logs    bytes.Buffer
+	sleeps  []time.Duration
+	// unreadable objects are added to the snapshot as they are.
+	unreadable []any
+}
+
+func newEnv(t *testing.T, prune bool) *env {
+	e := &env{t: t, srv: kubetest.NewServer(t), journal: &plugintest.Journal{}}
+	e.plugin = &plugintest.Plugin{Journal: e.journal}
+	e.conn = &plugintest.Connector{Journal: e.journal}
+	e.cfg = hookenv.Config{Prefix: "WIDGET", BindingName: "widgets", Enabled: true, APIVersion: group + "/" + version,
+		Kind: "Widget", Resource: "widgets." + group, StatusEnabled: true, Prune: prune, ReadyRetries: 3, ReadyDelay: 7 * time.Second}
+	// Kubernetes writes join the journal so ordering against OpenStack calls can be asserted.
+	e.srv.Intercept = func(r kubetest.Request) (int, string, bool) {
+		if r.Method == "PATCH" {
+			what := "finalizers"
+			if strings.HasSuffix(r.Path, "/status") {
+				what = "status"
+			}
+			name := strings.TrimSuffix(r.Path, "/status")
+			e.journal.Add("patch %s %s", what, name[strings.LastIndex(name, "/")+1:])
+		}
+		return 0, "", false
+	}
+	return e
+}
+
+// plan stores the CRs in the API server and plans a Synchronization run over them.
+func (e *env) plan(crs ...cr) planner.Plan {
+	var objects []any
+	for _, c := range crs {
+		o := c.object()
+		if !c.noName {
+			e.srv.Put(path(c.name), o)
+		}
+		objects = append(objects, o)
+	}
+	objects = append(objects, e.unreadable...)
+	return e.planContexts([]any{map[string]any{"binding": "widgets", "type": "Synchronization", "objects": objects}})
+}
+
+func (e *env) planContexts(contexts []any) planner.Plan {
+	data, err := json.Marshal(contexts)
+	require.NoError(e.t, err)
+	ctxs, err := bindingctx.Parse(data)
+	require.NoError(e.t, err)
+	p, err := planner.Build(ctxs, planner.Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
+	require.NoError(e.t, err)
+	return p
+}
+
+func (e *env) run(plan planner.Plan) int {
+	c, err := kube.NewForConfig(e.srv.Config())
+	require.NoError(e.t, err)
+	rn := &runner.Runner{Plugin: e.plugin, Connector: e.conn, Kube: c, Config: e.cfg,
+		Log:   slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("plugin", "widgets"),
+		Sleep: func(_ context.Context, d time.Duration) error { e.sleeps = append(e.sleeps, d); return nil },
+		Now:   func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	return rn.Run(context.Background(), plan)
+}
+
+func (e *env) status(name string) map[string]any {
+	s, _ := e.srv.Object(path(name))["status"].(map[string]any)
+	return s
+}
+
+func (e *env) finalizers(name string) []any {
+	fs, _ := e.srv.Object(path(name))["metadata"].(map[string]any)["finalizers"].([]any)
+	return fs
+}
+
+func reason(s map[string]any) string {
+	conds, _ := s["conditions"].([]any)
+	if len(conds) == 0 {
+		return ""
+	}
+	return conds[0].(map[string]any)["reason"].(string)
+}
+
+func TestOrderingWithFinalizedPrune(t *testing.T) {
+	e := newEnv(t, true)
+	code := e.run(e.plan(cr{name: "b", secret: "s2"}, cr{name: "a"}, cr{name: "c"}))
+	assert.Equal(t, 0, code)
+	assert.Equal(t, []string{
+		// §5 step 3: every finalizer before any OpenStack connection.
+		"patch finalizers a", "patch finalizers b", "patch finalizers c",
+		// Groups in sorted order, one connection, one readiness wait and one cache each.
+		"connect ns/s1/c1", "wait ns/s1/c1", "cache 1",
+		"reconcile ns/a via ns/s1/c1 cache 1", "patch status a",
+		"reconcile ns/c via ns/s1/c1 cache 1", "patch status c",
+		"close cache 1",
+		"connect ns/s2/c1", "wait ns/s2/c1", "cache 2",
+		"reconcile ns/b via ns/s2/c1 cache 2", "patch status b",
+		"close cache 2",
+		// Prune reuses the reconcile sessions and protects every group's desired names.
+		"prune ns/s1/c1 via ns/s1/c1 desired=[a b c] authoritative=false",
+		"prune ns/s2/c1 via ns/s2/c1 desired=[a b c] authoritative=false",
+	}, e.journal.Entries())
+	for _, n := range []string{"a", "b", "c"} {
+		assert.Equal(t, []any{F}, e.finalizers(n))
+		assert.Equal(t, "Synced", e.status(n)["syncStatus"])
+	}
+	for _, c := range e.plugin.Caches() {
+		assert.True(t, c.Closed)
+	}
+	assert.Contains(t, e.logs.String(), "Found 3 widget(s) to reconcile")
+	assert.Contains(t, e.logs.String(), "Finished reconciling widget(s)")
+	assert.Equal(t, map[string]any{"name": "a"}, e.plugin.Reconciled()[0].Spec, "plugins never see cloudCredentialsRef")
+}
+
+func TestReadiness(t *testing.T) {
+	transient := errors.New("503 from neutron")
+	tests := []struct {
+		name    string
+		retries int
+		errs    []error
+		waits   int
+		sleeps  int
+		code    int
+		message string
+		logs    []string
+	}{
+		{name: "ready at once", retries: 3, waits: 1, code: 0},
+		{name: "ready on the third attempt", retries: 3, errs: []error{transient, transient}, waits: 3, sleeps: 2, code: 0,
+			logs: []string{"Waiting for OpenStack API (1/3): 503 from neutron", "Waiting for OpenStack API (2/3): 503 from neutron"}},
+		{name: "never ready", retries: 2, errs: []error{transient, transient, transient}, waits: 2, sleeps: 1, code: 1,
+			message: "OpenStack API unavailable: OpenStack API did not become ready after 2 attempt(s): 503 from neutron",
+			logs:    []string{`OpenStack API unavailable for cloud=c1 secret=s1 namespace=ns`}},
+		{name: "permanent error is not retried", retries: 5, errs: []error{plugin.Permanent(errors.New("401 from keystone for secret s1 cloud c1"))},
+			waits: 1, sleeps: 0, code: 1, message: "OpenStack API unavailable: 401 from keystone for secret s1 cloud c1"},
+		{name: "zero retries skip the probe", retries: 0, errs: []error{transient}, waits: 0, code: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, false)
+			e.cfg.ReadyRetries = tt.retries
+			e.plugin.WaitErrs = map[plugin.Credentials][]error{g1: tt.errs}
+			code := e.run(e.plan(cr{name: "a"}, cr{name: "b"}))
+			assert.Equal(t, tt.code, code)
+			waits := 0
+			for _, j := range e.journal.Entries() {
+				if strings.HasPrefix(j, "wait ") {
+					waits++
+				}
+			}
+			assert.Equal(t, tt.waits, waits)
+			assert.Len(t, e.sleeps, tt.sleeps)
+			for _, d := range e.sleeps {
+				assert.Equal(t, 7*time.Second, d)
+			}
+			if tt.message != "" {
+				for _, n := range []string{"a", "b"} {
+					assert.Equal(t, "Failed", e.status(n)["syncStatus"])
+					assert.Equal(t, tt.message, e.status(n)["message"])
+				}
+				assert.Empty(t, e.plugin.Reconciled())
+			}
+			for _, l := range tt.logs {
+				assert.Contains(t, e.logs.String(), l)
+			}
+		})
+	}
+}
+
+func TestConnectFailureIsolatesTheGroup(t *testing.T) {
+	e := newEnv(t, true)
+	e.conn.ConnectErrs = map[plugin.Credentials]error{g1: errors.New("secret s1 has no cloud c1")}
+	code := e.run(e.plan(cr{name: "a"}, cr{name: "b", secret: "s2"}, cr{name: "gone", deleting: true, finalizers: []string{F}}))
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "OpenStack connection failed: secret s1 has no cloud c1", e.status("a")["message"])
+	assert.Equal(t, "ReconcileError", reason(e.status("a")))
+	assert.Equal(t, "Synced", e.status("b")["syncStatus"], "the other group still reconciles")
+	assert.Empty(t, e.plugin.Pruned(), "a failure skips the prune")
+	assert.Equal(t, []any{F}, e.finalizers("gone"), "FINALIZED_PRUNE keeps the finalizer when the prune was skipped")
+	assert.Contains(t, e.logs.String(), `Failed to connect to OpenStack cloud=c1 secret=s1 namespace=ns: secret s1 has no cloud c1`)
+	assert.Contains(t, e.logs.String(), "Skipping widget prune; 1 failed to reconcile and 0 could not be read")
+	assert.Nil(t, e.status("gone"), "deleted CRs never get a status")
+}
+
+func TestReconcileResults(t *testing.T) {
+	e := newEnv(t, true)
+	e.plugin.Results = map[string]plugintest.Result{
+		"a": {Err: plugin.WithReason("NautobotPrefixMissing", errors.New("prefix 7 is missing"))},
+		"b": {Notes: []string{"profile p1 is in use", "set spec.public"}},
+		"c": {Extra: map[string]any{"prefixes": []any{map[string]any{"id": "p"}}}},
+		"d": {Err: plugin.WithReason("not a valid reason!", errors.New("bad"))},
+		"e": {Err: errors.New("plain")},
+	}
+	code := e.run(e.plan(cr{name: "a"}, cr{name: "b"}, cr{name: "c"}, cr{name: "d"}, cr{name: "e"}))
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "Failed", e.status("a")["syncStatus"])
+	assert.Equal(t, "prefix 7 is missing", e.status("a")["message"])
+	assert.Equal(t, "NautobotPrefixMissing", reason(e.status("a")))
+	assert.Equal(t, "ReconcileError", reason(e.status("d")), "a reason the API server would reject falls back")
+	assert.Equal(t, "ReconcileError", reason(e.status("e")))
+	assert.Equal(t, "Successfully reconciled widget; needs manual action: profile p1 is in use; set spec.public", e.status("b")["message"])
+	assert.Equal(t, "Reconciled", reason(e.status("b")))
+	assert.Equal(t, []any{map[string]any{"id": "p"}}, e.status("c")["prefixes"])
+	assert.Len(t, e.plugin.Reconciled(), 5, "a failure never stops the other CRs")
+	assert.Empty(t, e.plugin.Pruned())
+	assert.Contains(t, e.logs.String(), "Widget b converged but needs manual action: profile p1 is in use; set spec.public")
+	assert.Contains(t, e.logs.String(), "Failed to reconcile widget a: prefix 7 is missing")
+	assert.Contains(t, e.logs.String(), "Skipping widget prune; 3 failed to reconcile and 0 could not be read")
+}
+
+func TestUnreadableSkipsPrune(t *testing.T) {
+	e := newEnv(t, true)
+	e.unreadable = []any{map[string]any{"metadata": map[string]any{"name": "legacy", "namespace": "openstack"}, "spec": map[string]any{}}}
+	code := e.run(e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "gone", deleting: true, finalizers: []string{F}}))
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "Synced", e.status("a")["syncStatus"], "readable CRs still reconcile")
+	assert.Empty(t, e.plugin.Pruned())
+	assert.Equal(t, []any{F}, e.finalizers("gone"))
+	assert.Contains(t, e.logs.String(), "Ignored 1 unreadable widget(s): openstack/legacy")
+	assert.Contains(t, e.logs.String(), "Skipping widget prune; 0 failed to reconcile and 1 could not be read")
+}
+
+func TestFinalizerSync(t *testing.T) {
+	t.Run("failed add fails the CR before any connection", func(t *testing.T) {
+		e := newEnv(t, true)
+		plan := e.plan(cr{name: "a"}, cr{name: "b"})
+		// Someone changed a since the binding context was taken: the resourceVersion test fails.
+		o := cr{name: "a"}.object()
+		o["metadata"].(map[string]any)["resourceVersion"] = "5"
+		e.srv.Put(path("a"), o)
+		code := e.run(plan)
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "Unable to add finalizer before reconciling", e.status("a")["message"])
+		assert.Equal(t, "Synced", e.status("b")["syncStatus"])
+		require.Len(t, e.plugin.Reconciled(), 1)
+		assert.Equal(t, "b", e.plugin.Reconciled()[0].Object.Name)
+		assert.Empty(t, e.plugin.Pruned())
+		assert.Contains(t, e.logs.String(), "failed to add finalizer to Widget a: HTTP 422")
+	})
+	t.Run("PRUNE off removes the disabled finalizer", func(t *testing.T) {
+		e := newEnv(t, false)
+		code := e.run(e.plan(cr{name: "a", finalizers: []string{"x/y", F}}, cr{name: "b"}))
+		assert.Equal(t, 0, code)
+		assert.Equal(t, []any{"x/y"}, e.finalizers("a"))
+		assert.Equal(t, "patch finalizers a", e.journal.Entries()[0])
+		assert.Empty(t, e.plugin.Pruned(), "NONE runs no prune")
+	})
+	t.Run("failed remove", func(t *testing.T) {
+		e := newEnv(t, false)
+		plan := e.plan(cr{name: "a", finalizers: []string{F}})
+		e.srv.Put(path("a"), cr{name: "a", finalizers: []string{"x/y", F}}.object())
+		assert.Equal(t, 1, e.run(plan))
+		assert.Equal(t, "Unable to remove disabled finalizer before reconciling", e.status("a")["message"])
+		assert.Empty(t, e.plugin.Reconciled())
+	})
+}
+
+func TestReleasePerPolicy(t *testing.T) {
+	pruneFailed := errors.New("router flavor f1 still in use")
+	tests := []struct {
+		name      string
+		policy    plugin.CleanupPolicy
+		pruneErrs map[plugin.Credentials]error
+		failCR    bool
+		code      int
+		// released lists the deleted CRs whose finalizer is gone afterwards.
+		released []string
+		pruned   int
+	}{
+		{name: "finalized, prune ok", policy: plugin.CleanupFinalizedPrune, code: 0, released: []string{"gone1", "gone2"}, pruned: 2},
+		{name: "finalized, one group's prune failed", policy: plugin.CleanupFinalizedPrune, pruneErrs: map[plugin.Credentials]error{g1: pruneFailed},
+			code: 1, released: []string{"gone2"}, pruned: 2},
+		{name: "finalized, reconcile failed", policy: plugin.CleanupFinalizedPrune, failCR: true, code: 1, pruned: 0},
+		{name: "best effort, prune failed", policy: plugin.CleanupBestEffortPrune, pruneErrs: map[plugin.Credentials]error{g1: pruneFailed},
+			code: 1, released: []string{"gone1", "gone2"}, pruned: 2},
+		{name: "best effort, reconcile failed", policy: plugin.CleanupBestEffortPrune, failCR: true, code: 1,
+			released: []string{"gone1", "gone2"}, pruned: 0},
+		{name: "none", policy: plugin.CleanupNone, code: 0, released: []string{"gone1", "gone2"}, pruned: 0},
+		{name: "none, reconcile failed", policy: plugin.CleanupNone, failCR: true, code: 1, released: []string{"gone1", "gone2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, true)
+			e.plugin.Policy = func(bool) plugin.CleanupPolicy { return tt.policy }
+			e.plugin.PruneErrs = tt.pruneErrs
+			if tt.failCR {
+				e.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+			}
+			fin := []string{}
+			if tt.policy.UsesFinalizer() {
+				fin = []string{F}
+			}
+			code := e.run(e.plan(cr{name: "a", finalizers: fin}, cr{name: "gone1", deleting: true, finalizers: []string{F}},
+				cr{name: "b", secret: "s2", finalizers: fin}, cr{name: "gone2", secret: "s2", deleting: true, finalizers: []string{"x/y", F}}))
+			assert.Equal(t, tt.code, code)
+			for _, n := range []string{"gone1", "gone2"} {
+				if contains(tt.released, n) {
+					assert.NotContains(t, e.finalizers(n), F, n)
+				} else {
+					assert.Contains(t, e.finalizers(n), F, n)
+				}
+			}
+			if contains(tt.released, "gone2") {
+				assert.Equal(t, []any{"x/y"}, e.finalizers("gone2"), "other finalizers stay")
+			}
+			assert.Len(t, e.plugin.Pruned(), tt.pruned)
+			// Release comes after the prune it depends on.
+			entries := e.journal.Entries()
+			lastPrune, firstRelease := -1, len(entries)
+			for i, j := range entries {
+				if strings.HasPrefix(j, "prune ") {
+					lastPrune = i
+				}
+				if strings.HasPrefix(j, "patch finalizers gone") && i < firstRelease {
+					firstRelease = i
+				}
+			}
+			assert.Less(t, lastPrune, firstRelease)
+		})
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPruneGroups(t *testing.T) {
+	t.Run("authoritative empty group connects for the prune", func(t *testing.T) {
+		e := newEnv(t, true)
+		code := e.run(e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "gone", secret: "s2", deleting: true, finalizers: []string{F}}))
+		assert.Equal(t, 0, code)
+		assert.Equal(t, []string{
+			"connect ns/s1/c1", "wait ns/s1/c1", "cache 1", "reconcile ns/a via ns/s1/c1 cache 1", "patch status a", "close cache 1",
+			"prune ns/s1/c1 via ns/s1/c1 desired=[a] authoritative=false",
+			"connect ns/s2/c1", "wait ns/s2/c1",
+			"prune ns/s2/c1 via ns/s2/c1 desired=[a] authoritative=true",
+			"patch finalizers gone",
+		}, e.journal.Entries())
+		assert.Empty(t, e.finalizers("gone"))
+	})
+	t.Run("unreachable prune group keeps its finalizers", func(t *testing.T) {
+		e := newEnv(t, true)
+		e.conn.ConnectErrs = map[plugin.Credentials]error{g2: errors.New("keystone down")}
+		code := e.run(e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "gone", secret: "s2", deleting: true, finalizers: []string{F}}))
+		assert.Equal(t, 1, code)
+		assert.Equal(t, []any{F}, e.finalizers("gone"))
+		assert.Contains(t, e.logs.String(), `Cannot reach OpenStack for widget prune cloud=c1 secret=s2 namespace=ns: keystone down`)
+	})
+	t.Run("an event about one group never sweeps another, nor an empty one", func(t *testing.T) {
+		e := newEnv(t, true)
+		a, b := cr{name: "a", finalizers: []string{F}}.object(), cr{name: "b", secret: "s2", finalizers: []string{F}}.object()
+		x := cr{name: "x", secret: "s3", finalizers: []string{F}}.object()
+		for n, o := range map[string]map[string]any{"a": a, "b": b, "x": x} {
+			e.srv.Put(path(n), o)
+		}
+		snapshot := []any{map[string]any{"object": a}, map[string]any{"object": b}}
+		code := e.run(e.planContexts([]any{
+			map[string]any{"binding": "widgets", "type": "Event", "watchEvent": "Modified", "object": a,
+				"snapshots": map[string]any{"widgets": snapshot}},
+			// x is not in the snapshot: its group has no desired CR and no deletion.
+			map[string]any{"binding": "widgets", "type": "Event", "watchEvent": "Added", "object": x,
+				"snapshots": map[string]any{"widgets": snapshot}},
+		}))
+		assert.Equal(t, 0, code)
+		pruned := e.plugin.Pruned()
+		require.Len(t, pruned, 1)
+		assert.Equal(t, g1, pruned[0].Credentials)
+		assert.Len(t, pruned[0].DesiredSpecs, 2, "desired specs are the union across groups")
+		assert.Contains(t, e.logs.String(), `Skipping widget prune for cloud=c1 secret=s3 namespace=ns; no desired resources`)
+	})
+	t.Run("NONE never connects for deleted CRs", func(t *testing.T) {
+		e := newEnv(t, false)
+		code := e.run(e.plan(cr{name: "gone", deleting: true, finalizers: []string{F}}))
+		assert.Equal(t, 0, code)
+		assert.Equal(t, []string{"patch finalizers gone"}, e.journal.Entries())
+	})
+}
+
+func TestStatusWrites(t *testing.T) {
+	synced := map[string]any{"syncStatus": "Synced", "message": "Successfully reconciled widget", "observedGeneration": 1,
+		"lastSyncTime": "2020-01-01T00:00:00Z",
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled",
+			"message": "Successfully reconciled widget", "observedGeneration": 1, "lastTransitionTime": "2020-01-01T00:00:00Z"}}}
+	t.Run("current status is not re-patched", func(t *testing.T) {
+		e := newEnv(t, false)
+		assert.Equal(t, 0, e.run(e.plan(cr{name: "a", status: synced})))
+		assert.NotContains(t, e.journal.Entries(), "patch status a")
+		assert.Contains(t, e.logs.String(), "skipping Widget status patch for a; status is already current")
+	})
+	t.Run("a changed outcome is patched", func(t *testing.T) {
+		e := newEnv(t, false)
+		e.plugin.Results = map[string]plugintest.Result{"a": {Notes: []string{"n"}}}
+		assert.Equal(t, 0, e.run(e.plan(cr{name: "a", status: synced})))
+		assert.Contains(t, e.journal.Entries(), "patch status a")
+		assert.Equal(t, "2026-01-02T03:04:05Z", e.status("a")["lastSyncTime"])
+	})
+	t.Run("STATUS_ENABLED=false writes nothing", func(t *testing.T) {
+		e := newEnv(t, false)
+		e.cfg.StatusEnabled = false
+		e.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+		assert.Equal(t, 1, e.run(e.plan(cr{name: "a"})))
+		assert.NotContains(t, e.journal.Entries(), "patch status a")
+	})
+	t.Run("a CR deleted meanwhile is not an error", func(t *testing.T) {
+		e := newEnv(t, false)
+		plan := e.plan(cr{name: "a"})
+		e.srv.Delete(path("a"))
+		assert.Equal(t, 0, e.run(plan))
+		assert.Contains(t, e.logs.String(), "not patching Widget status for a; the CR is gone: HTTP 404 Not Found")
+	})
+	t.Run("a rejected status patch is logged, exit code unchanged", func(t *testing.T) {
+		e := newEnv(t, false)
+		plan := e.plan(cr{name: "a"})
+		e.srv.Intercept = func(r kubetest.Request) (int, string, bool) {
+			return 403, kubetest.Status(403, "Forbidden", "a", "forbidden"), strings.HasSuffix(r.Path, "/status")
+		}
+		assert.Equal(t, 0, e.run(plan))
+		assert.Contains(t, e.logs.String(), "failed to patch Widget status for a: HTTP 403 Forbidden: ")
+	})
+	t.Run("no metadata.name", func(t *testing.T) {
+		e := newEnv(t, false)
+		e.plugin.Results = map[string]plugintest.Result{"": {Err: errors.New("boom")}}
+		assert.Equal(t, 1, e.run(e.plan(cr{name: "", noName: true})))
+		assert.Contains(t, e.logs.String(), "Unable to patch Widget status; Kubernetes metadata.name is missing")
+	})
+	t.Run("every CR line names plugin, kind and CR", func(t *testing.T) {
+		e := newEnv(t, false)
+		e.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+		e.run(e.plan(cr{name: "a"}))
+		line := ""
+		for _, l := range strings.Split(e.logs.String(), "\n") {
+			if strings.Contains(l, "Failed to reconcile widget a") {
+				line = l
+			}
+		}
+		assert.Contains(t, line, "plugin=widgets")
+		assert.Contains(t, line, "kind=Widget")
+		assert.Contains(t, line, "cr=ns/a")
+	})
+}
+
+func TestDeletedCRsAreNeverReconciled(t *testing.T) {
+	e := newEnv(t, true)
+	assert.Equal(t, 0, e.run(e.plan(cr{name: "gone", deleting: true, finalizers: []string{F}})))
+	assert.Empty(t, e.plugin.Reconciled())
+	assert.Nil(t, e.status("gone"))
+}
