@@ -127,16 +127,19 @@ func (p *Plugin) Reconcile(ctx context.Context, s plugin.Session, c plugin.Cache
 		return plugin.Result{}, err
 	}
 	out, err := p.invoke(ctx, g.inst, ci, input)
+	var res resultMessage
+	if err == nil && len(out) > 0 {
+		if jerr := json.Unmarshal(out, &res); jerr != nil {
+			// A guest that writes garbage is not trusted with the next CR either.
+			g.inst.broken = true
+			err = &CallError{Plugin: p.name, Entry: EntryReconcile, Kind: "protocol",
+				Detail: "output is not a valid result message: " + jerr.Error(), Err: jerr}
+			ci.log.Error("plugin call failed; its instance is discarded", "entry", ci.entry, "error", err.Error())
+		}
+	}
 	g.release(ctx)
 	if err != nil {
 		return plugin.Result{}, finish(ci, err)
-	}
-	var res resultMessage
-	if len(out) > 0 {
-		if err := json.Unmarshal(out, &res); err != nil {
-			return plugin.Result{}, finish(ci, &CallError{Plugin: p.name, Entry: EntryReconcile, Kind: "protocol",
-				Detail: "output is not a valid result message: " + err.Error(), Err: err})
-		}
 	}
 	return plugin.Result{Notes: res.Notes, ExtraStatus: res.ExtraStatus}, finish(ci, nil)
 }

@@ -1,6 +1,6 @@
 // Command rawmock speaks the host ABI through go-pdk directly, without the pdk package, so it can
 // break the protocol in ways the pdk never would: malformed JSON, oversized output, a plain-text
-// error, a kernel offset out of bounds. Behaviour is chosen by config RAW_MODE.
+// error, a kernel offset out of bounds. Reconcile's behaviour is chosen by the CR's spec.mode.
 package main
 
 import (
@@ -27,8 +27,16 @@ func waitForAPI() int32 { return 0 }
 
 //go:wasmexport reconcile
 func reconcile() int32 {
-	mode, _ := extism.GetConfig("RAW_MODE")
-	switch mode {
+	var in struct {
+		Spec struct {
+			Mode string `json:"mode"`
+		} `json:"spec"`
+	}
+	if err := extism.InputJSON(&in); err != nil {
+		extism.SetError(err)
+		return 1
+	}
+	switch in.Spec.Mode {
 	case "bad-json":
 		extism.OutputString(`{"notes": [`)
 	case "huge":

@@ -1,0 +1,157 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+)
+
+// Each adversarial guest must produce a clear error naming the plugin and the entry point, leave
+// the host running, and not poison the next call: that one runs on a fresh instance and succeeds.
+func TestMisbehavingGuestsAreContained(t *testing.T) {
+	type call func(ctx context.Context, p *Plugin) error
+	reconcile := func(spec map[string]any) call {
+		return func(ctx context.Context, p *Plugin) error {
+			_, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("bad", spec))
+			return err
+		}
+	}
+	cases := []struct {
+		name  string
+		guest string
+		env   []string
+		opts  func(*Options)
+		call  call
+		entry string
+		kind  string
+		want  string
+		// output is what the guest printed and the host must log.
+		output string
+	}{
+		{name: "panic in reconcile", guest: "pdkmock", call: reconcile(map[string]any{"action": "panic"}),
+			entry: "reconcile", kind: "panic", want: "mock plugin panics on purpose", output: "goroutine"},
+		{name: "panic in wait_for_api", guest: "pdkmock", env: []string{"MOCK_WAIT_MODE=panic"},
+			call:  func(ctx context.Context, p *Plugin) error { return p.WaitForAPI(ctx, &fakeSession{}) },
+			entry: "wait_for_api", kind: "panic", want: "mock plugin panics on purpose"},
+		{name: "panic in prune", guest: "pdkmock", env: []string{"MOCK_PRUNE_MODE=panic"},
+			call: func(ctx context.Context, p *Plugin) error {
+				return p.Prune(ctx, &fakeSession{}, plugin.PruneRequest{})
+			},
+			entry: "prune", kind: "panic", want: "mock plugin panics on purpose"},
+		{name: "infinite loop", guest: "pdkmock", opts: func(o *Options) { o.CallTimeout = 300 * time.Millisecond },
+			call: reconcile(map[string]any{"action": "loop"}), entry: "reconcile", kind: "timeout", want: "did not finish within 300ms"},
+		{name: "memory hog", guest: "pdkmock", opts: func(o *Options) { o.MemoryLimitPages = 160 },
+			call: reconcile(map[string]any{"action": "hog"}), entry: "reconcile", kind: "out of memory",
+			want: "memory limit of 10 MiB"},
+		{name: "malformed JSON output", guest: "rawmock",
+			call: reconcile(map[string]any{"mode": "bad-json"}), entry: "reconcile", kind: "protocol", want: "output is not a valid result message"},
+		{name: "oversized output", guest: "rawmock",
+			call: reconcile(map[string]any{"mode": "huge"}), entry: "reconcile", kind: "abi", want: "exceed the output limit of 1048576 bytes"},
+		{name: "wild kernel offset", guest: "rawmock",
+			call: reconcile(map[string]any{"mode": "wild-offset"}), entry: "reconcile", kind: "abi", want: "load_u64: offset 1099511627776"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			o, logs := testOptions(t, c.env...)
+			if c.opts != nil {
+				c.opts(&o)
+			}
+			p := loadTest(t, guest(t, c.guest), o)
+			before := p.nextID.Load()
+
+			err := c.call(ctx, p)
+			require.Error(t, err)
+			var ce *CallError
+			require.True(t, errors.As(err, &ce), "want a *CallError, got %T: %v", err, err)
+			assert.Equal(t, c.kind, ce.Kind)
+			assert.Contains(t, err.Error(), `wasm plugin "`+p.name+`" `+c.entry+": ")
+			assert.Contains(t, err.Error(), c.want)
+			if c.output != "" {
+				assert.Contains(t, logs.String(), c.output, "the guest's output is logged")
+			}
+
+			spec := map[string]any{"action": "echo", "name": "next"}
+			res, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("next", spec))
+			require.NoError(t, err, "the call after a failure works")
+			if c.guest == "pdkmock" {
+				assert.Equal(t, []string{"next"}, res.Notes)
+			}
+			assert.Greater(t, p.nextID.Load(), before, "the failed instance was replaced by a fresh one")
+		})
+	}
+}
+
+func TestPanicTextIsLoggedWithThePluginName(t *testing.T) {
+	o, logs := testOptions(t)
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	_, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("bad", map[string]any{"action": "panic"}))
+	require.Error(t, err)
+	assert.Regexp(t, `level=ERROR msg="plugin wrote to stdout/stderr" plugin=mock kind=Mock cr=ns/bad entry=reconcile output="panic: mock plugin panics on purpose`, logs.String())
+}
+
+func TestCallOutsideTheGrantIsRefusedAndLogged(t *testing.T) {
+	ctx := context.Background()
+	o, logs := testOptions(t)
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	s := &fakeSession{}
+	_, err := p.Reconcile(ctx, s, nil, crRequest("g", map[string]any{"action": "outside-grant"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "DELETE network v2.0/networks/x is outside the grants the plugin declares")
+	assert.True(t, plugin.IsPermanent(err), "a missing grant will not appear on retry")
+	assert.Empty(t, s.Requests(), "a refused call never reaches OpenStack")
+	assert.Contains(t, logs.String(), `msg="OpenStack request refused" plugin=mock kind=Mock cr=ns/g`)
+}
+
+func TestOperatorGrantsNarrowTheDeclaredOnes(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t, `MOCK_GRANTS=[{"service":"network","methods":["GET"],"paths":["v2.0/things/*"]}]`)
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	s := &fakeSession{}
+	_, err := p.Reconcile(ctx, s, nil, crRequest("a", map[string]any{"name": "a"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "POST network v2.0/things is outside the grants the operator allows")
+	require.Len(t, s.Requests(), 1, "the GET was allowed, the POST refused")
+
+	o.Grants = []grant.Grant{{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{"v2.0/things", "v2.0/things/*"}}}
+	p = loadTest(t, guest(t, "pdkmock"), o)
+	_, err = p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"name": "a"}))
+	require.NoError(t, err, "Options.Grants overrides the variable")
+
+	o.Grants = nil
+	o.Environ = func() []string { return []string{`MOCK_GRANTS=[{"service":"network"}]`} }
+	o.LookupEnv = nil
+	_, err = load(ctx, guest(t, "pdkmock"), o.withDefaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MOCK_GRANTS is invalid")
+}
+
+func TestPlainTextGuestErrorsAreTheirOwnMessage(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t)
+	p := loadTest(t, guest(t, "rawmock"), o)
+	_, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "plain-error"}))
+	assert.EqualError(t, err, "plain text failure")
+
+	_, err = p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "error-without-message"}))
+	assert.EqualError(t, err, `wasm plugin "rawmock" reconcile: failed without an error message`)
+}
+
+func TestPanicDuringInitializeRefusesTheLoad(t *testing.T) {
+	o, logs := testOptions(t)
+	path := guest(t, "initpanic")
+	_, err := Load(context.Background(), path, o)
+	require.Error(t, err)
+	var le *LoadError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), path)
+	assert.Contains(t, err.Error(), `_initialize: panic: pdk.Register: plugin "initpanic": Metadata.EnvPrefix is empty`)
+	assert.Contains(t, logs.String(), "goroutine 1")
+}
