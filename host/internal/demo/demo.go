@@ -1,0 +1,399 @@
+// Package demo runs complete shell-operator hook passes of the real host binary and plugins
+// against an in-process OpenStack (fakecloud) and Kubernetes (fakekube) seeded from examples/,
+// and prints what each pass did: `make demo`.
+//
+// The acts are those an operator lives through: create (the Synchronization at start-up), converge
+// (a Schedule run that must write nothing), edit a CR (an Event Modified), and delete a CR with
+// prune on (Modified with deletionTimestamp, the finalizer released after cleanup, then Deleted).
+// After each act the demo settles: it keeps delivering the events the hooks' own writes caused, as
+// shell-operator would, until none are left.
+package demo
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube/shelloperator"
+)
+
+// Options say where the demo finds its parts.
+type Options struct {
+	// Host is the openstack-sync binary run for each hook; default the running executable.
+	Host string
+	// PluginsDir holds <name>.wasm; default bin/plugins.
+	PluginsDir string
+	// ExamplesDir holds the Secret and CRs to seed; default examples.
+	ExamplesDir string
+	// CRDsDir holds the CRDs to serve; default crds.
+	CRDsDir string
+	// Verbose prints every hook log line, not only warnings and errors.
+	Verbose bool
+}
+
+// maxSettleRounds bounds event feedback: a hook whose own writes kept firing it would loop.
+const maxSettleRounds = 6
+
+// Main is the `openstack-sync demo` subcommand: it parses flags, runs the demo and returns the
+// exit code (0 success, 1 failed act, 2 usage).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o Options
+	fs.StringVar(&o.Host, "host", "", "openstack-sync binary to run as the hook (default: this executable)")
+	fs.StringVar(&o.PluginsDir, "plugins", "bin/plugins", "directory of <plugin>.wasm files")
+	fs.StringVar(&o.ExamplesDir, "examples", "examples", "directory of example Secret and CR manifests")
+	fs.StringVar(&o.CRDsDir, "crds", "crds", "directory of CustomResourceDefinitions")
+	fs.BoolVar(&o.Verbose, "v", false, "print every hook log line")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := Run(ctx, o, stdout); err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type runningHook struct {
+	hookSetup
+	sim *shelloperator.Simulator
+}
+
+type driver struct {
+	out      io.Writer
+	verbose  bool
+	kube     *fakekube.Server
+	cloud    *fakecloud.Cloud
+	hooks    []*runningHook
+	runs     int
+	failures []string
+}
+
+// Run starts the in-process cloud and Kubernetes, runs the acts and reports to out. It returns an
+// error when a hook run failed, a converged run wrote anything, or events did not settle.
+func Run(ctx context.Context, opts Options, out io.Writer) error {
+	start := time.Now()
+	if opts.Host == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find the host binary: %w", err)
+		}
+		opts.Host = exe
+	}
+	opts.PluginsDir = defaultString(opts.PluginsDir, "bin/plugins")
+	opts.ExamplesDir = defaultString(opts.ExamplesDir, "examples")
+	opts.CRDsDir = defaultString(opts.CRDsDir, "crds")
+	host, err := filepath.Abs(opts.Host)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(host); err != nil {
+		return fmt.Errorf("host binary: %w", err)
+	}
+
+	crds, err := fakekube.LoadCRDs(opts.CRDsDir)
+	if err != nil {
+		return err
+	}
+	examples, err := loadExamples(opts.ExamplesDir)
+	if err != nil {
+		return err
+	}
+	cloud := fakecloud.New(fakecloud.Options{IronicMaxVersion: "1.112"})
+	defer cloud.Close()
+	kube, err := fakekube.Start(crds...)
+	if err != nil {
+		return err
+	}
+	defer kube.Close()
+	work, err := os.MkdirTemp("", "openstack-sync-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	kubeconfig := filepath.Join(work, "kubeconfig")
+	if err := kube.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+
+	namespace := namespaceOf(examples)
+	seedNotes, err := seed(kube, examples, cloud.CloudsYAML(), fakecloud.SystemCloud, fakecloud.AdminCloud, namespace)
+	if err != nil {
+		return err
+	}
+	probeSecret, probeCloud := firstCredentials(kube, crds, namespace)
+	pluginsDir, err := filepath.Abs(opts.PluginsDir)
+	if err != nil {
+		return err
+	}
+	setups, hookNotes := planHooks(crds, pluginsDir, hookSettings{
+		Host: host, PodNamespace: namespace, ProbeSecret: probeSecret, ProbeCloud: probeCloud,
+		Passthrough: []string{"PATH", "HOME", "OPENSTACK_SYNC_CACHE_DIR"},
+	})
+	if len(setups) == 0 {
+		return fmt.Errorf("no plugin to run: %s", strings.Join(hookNotes, "; "))
+	}
+
+	d := &driver{out: out, verbose: opts.Verbose, kube: kube, cloud: cloud}
+	fmt.Fprintf(out, "openstack-sync demo: in-process Kubernetes %s, in-process OpenStack %s\n", kube.URL(), cloud.AuthURL())
+	fmt.Fprintf(out, "host %s, namespace %s, CRDs from %s, examples from %s\n", host, namespace, opts.CRDsDir, opts.ExamplesDir)
+	for _, s := range setups {
+		dir := filepath.Join(work, s.Plugin.Name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		sim, err := shelloperator.New(ctx, kube, shelloperator.Hook{Command: s.Command, Env: s.Env}, kubeconfig, dir)
+		if err != nil {
+			return fmt.Errorf("plugin %s: %w", s.Plugin.Name, err)
+		}
+		d.hooks = append(d.hooks, &runningHook{hookSetup: s, sim: sim})
+		fmt.Fprintf(out, "hook %-24s %s\n", s.Plugin.Name, describeConfig(sim.Config()))
+	}
+	printNotes(out, append(seedNotes, hookNotes...))
+
+	acts := []struct {
+		title, what string
+		do          func(context.Context) error
+	}{
+		{"1. create", "shell-operator starts: onStartup for the probe, then a Synchronization of every existing CR", d.create},
+		{"2. converge", "the periodic schedule fires; everything is already in place, so nothing may be written", d.converge},
+		{"3. edit", "one CR of each kind gets a spec change (an Event Modified)", d.edit},
+		{"4. delete", "the same CRs are deleted with PRUNE=true (Modified with deletionTimestamp, cleanup, finalizer released, Deleted)", d.delete},
+	}
+	for _, a := range acts {
+		fmt.Fprintf(out, "\n=== %s: %s\n", a.title, a.what)
+		beforeKube, beforeCloud := d.captureKube(), captureCloud(cloud)
+		cloud.ResetRequests()
+		kubeMark := len(kube.Requests())
+		if err := a.do(ctx); err != nil {
+			return fmt.Errorf("%s: %w", a.title, err)
+		}
+		if err := d.settle(ctx); err != nil {
+			return fmt.Errorf("%s: %w", a.title, err)
+		}
+		d.report(a.title, beforeKube, d.captureKube(), beforeCloud, captureCloud(cloud), kube.Requests()[kubeMark:])
+	}
+
+	fmt.Fprintf(out, "\n=== done: %d hook runs in %.1fs\n", d.runs, time.Since(start).Seconds())
+	if len(d.failures) > 0 {
+		for _, f := range d.failures {
+			fmt.Fprintf(out, "FAILED: %s\n", f)
+		}
+		return fmt.Errorf("%d problem(s); see FAILED lines above", len(d.failures))
+	}
+	fmt.Fprintln(out, "every hook run exited 0, the converge pass wrote nothing, and every event settled")
+	return nil
+}
+
+func (d *driver) create(ctx context.Context) error {
+	for _, h := range d.hooks {
+		run, err := h.sim.Startup(ctx)
+		if err != nil {
+			return err
+		}
+		if run != nil {
+			d.show(h, run)
+		}
+	}
+	for _, h := range d.hooks {
+		runs, err := h.sim.Synchronization(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			d.show(h, r)
+		}
+	}
+	return nil
+}
+
+func (d *driver) converge(ctx context.Context) error {
+	for _, h := range d.hooks {
+		for _, s := range h.sim.Config().Schedule {
+			run, err := h.sim.Schedule(ctx, s.Name)
+			if err != nil {
+				return err
+			}
+			d.show(h, run)
+		}
+	}
+	writes := d.cloud.Writes()
+	for _, w := range writes {
+		d.fail("converge: the schedule pass wrote to OpenStack: %s", w)
+	}
+	return nil
+}
+
+func (d *driver) edit(ctx context.Context) error {
+	for _, h := range d.crHooks() {
+		obj, ok := d.firstLive(h.Resource)
+		if !ok {
+			fmt.Fprintf(d.out, "  (no %s to edit)\n", h.Resource.Kind)
+			continue
+		}
+		change := editSpec(obj)
+		meta := obj["metadata"].(map[string]any)
+		if _, err := d.kube.Update(h.Resource, meta["namespace"].(string), meta["name"].(string), "", obj); err != nil {
+			return err
+		}
+		fmt.Fprintf(d.out, "  edited %s %s/%s: %s\n", h.Resource.Kind, meta["namespace"], meta["name"], change)
+	}
+	return d.deliver(ctx)
+}
+
+func (d *driver) delete(ctx context.Context) error {
+	for _, h := range d.crHooks() {
+		obj, ok := d.firstLive(h.Resource)
+		if !ok {
+			continue
+		}
+		meta := obj["metadata"].(map[string]any)
+		ns, name := meta["namespace"].(string), meta["name"].(string)
+		if _, _, err := d.kube.Delete(h.Resource, ns, name, fakekube.DeleteOptions{}); err != nil {
+			return err
+		}
+		fins, _ := meta["finalizers"].([]any)
+		fmt.Fprintf(d.out, "  deleted %s %s/%s (finalizers %v)\n", h.Resource.Kind, ns, name, fins)
+	}
+	return d.deliver(ctx)
+}
+
+// deliver runs every hook once on its pending events.
+func (d *driver) deliver(ctx context.Context) error {
+	for _, h := range d.hooks {
+		runs, err := h.sim.Events(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			d.show(h, r)
+		}
+	}
+	return nil
+}
+
+// settle delivers the events the hooks' own writes caused until none are left.
+func (d *driver) settle(ctx context.Context) error {
+	for round := 0; round < maxSettleRounds; round++ {
+		pending := 0
+		for _, h := range d.hooks {
+			pending += h.sim.Pending()
+		}
+		if pending == 0 {
+			return nil
+		}
+		if err := d.deliver(ctx); err != nil {
+			return err
+		}
+	}
+	d.fail("events still pending after %d rounds: the hooks' writes keep re-triggering them", maxSettleRounds)
+	return nil
+}
+
+func (d *driver) show(h *runningHook, r *shelloperator.Run) {
+	d.runs++
+	fmt.Fprintf(d.out, "  [%s] %s -> exit %d\n", h.Plugin.Name, r.Describe(), r.ExitCode)
+	if r.ExitCode != 0 {
+		d.fail("%s: hook run (%s) exited %d", h.Plugin.Name, r.Describe(), r.ExitCode)
+	}
+	for _, line := range strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		if d.verbose || r.ExitCode != 0 || strings.Contains(line, "WARN") || strings.Contains(line, "ERROR") {
+			fmt.Fprintf(d.out, "      %s\n", trimmed(line, 220))
+		}
+	}
+}
+
+func (d *driver) fail(format string, args ...any) {
+	d.failures = append(d.failures, fmt.Sprintf(format, args...))
+}
+
+func (d *driver) crHooks() []*runningHook {
+	var out []*runningHook
+	for _, h := range d.hooks {
+		if !h.Plugin.Probe {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// firstLive is the first CR of r by namespace/name that is not terminating.
+func (d *driver) firstLive(r fakekube.Resource) (map[string]any, bool) {
+	objs, _ := d.kube.List(r, "", "")
+	for _, o := range objs {
+		if meta, _ := o["metadata"].(map[string]any); meta["deletionTimestamp"] == nil {
+			return o, true
+		}
+	}
+	return nil, false
+}
+
+// firstCredentials is the credential of the first CR, which the probe validates; without CRs it
+// is the first Secret with the first cloud of the in-process clouds.yaml.
+func firstCredentials(kube *fakekube.Server, crds []fakekube.Resource, namespace string) (string, string) {
+	for _, r := range crds {
+		objs, _ := kube.List(r, namespace, "")
+		for _, o := range objs {
+			spec, _ := o["spec"].(map[string]any)
+			ref, _ := spec["cloudCredentialsRef"].(map[string]any)
+			s, _ := ref["secretName"].(string)
+			c, _ := ref["cloudName"].(string)
+			if s != "" && c != "" {
+				return s, c
+			}
+		}
+	}
+	secrets, _ := kube.List(fakekube.SecretResource, namespace, "")
+	for _, s := range secrets {
+		return s["metadata"].(map[string]any)["name"].(string), fakecloud.AdminCloud
+	}
+	return "cloud-credentials", fakecloud.AdminCloud
+}
+
+func describeConfig(c shelloperator.Config) string {
+	var parts []string
+	if c.OnStartup != nil {
+		parts = append(parts, fmt.Sprintf("onStartup %d", *c.OnStartup))
+	}
+	for _, k := range c.Kubernetes {
+		parts = append(parts, fmt.Sprintf("watches %s %s (queue %s)", k.APIVersion, k.Kind, k.Queue))
+	}
+	for _, s := range c.Schedule {
+		parts = append(parts, fmt.Sprintf("schedule %q %q", s.Name, s.Crontab))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func printNotes(out io.Writer, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	sort.Strings(notes)
+	fmt.Fprintln(out, "notes:")
+	for _, n := range notes {
+		fmt.Fprintf(out, "  - %s\n", n)
+	}
+}
+
+func defaultString(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
