@@ -99,9 +99,8 @@ Rendering fails with a message naming the value at fault.
 {{- if $sha -}}
 {{- $_ := set $env (printf "%s_PLUGIN_SHA256" $p) $sha -}}
 {{- end -}}
-{{- $grants := $plugin.grants | default dict -}}
-{{- if $grants.services -}}
-{{- $_ := set $env (printf "%s_PLUGIN_SERVICES" $p) (join "," $grants.services) -}}
+{{- if kindIs "slice" $plugin.grants -}}
+{{- $_ := set $env (printf "%s_GRANTS" $p) (toJson $plugin.grants) -}}
 {{- end -}}
 {{- $limits := $plugin.limits | default dict -}}
 {{- if $limits.memoryMiB -}}
