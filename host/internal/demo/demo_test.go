@@ -53,9 +53,10 @@ func TestRewriteCloudsYAML(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal([]byte(fake.CloudsYAML()), &fk))
 	assert.Equal(t, fk.Clouds[fakecloud.AdminCloud], parsed.Clouds["prod"])
 	assert.Equal(t, fk.Clouds[fakecloud.SystemCloud], parsed.Clouds["prod-system"], "a system-scoped entry keeps its scope")
-	assert.Equal(t, fk.Clouds[fakecloud.MemberCloud], parsed.Clouds[fakecloud.MemberCloud], "the fake's own entries stay usable")
+	assert.Equal(t, fk.Clouds[fakecloud.MemberCloud], parsed.Clouds[fakecloud.MemberCloud], "an entry named like a fake cloud gets that cloud")
+	assert.Equal(t, fk.Clouds[fakecloud.SystemCloud], parsed.Clouds[fakecloud.SystemCloud], "the fake's own entries stay usable")
 	assert.NotContains(t, got, "keystone.example.com", "nothing may point outside the machine")
-	assert.Equal(t, []string{`cloud "prod" -> in-process local-admin`, `cloud "prod-system" -> in-process local-system`}, notes)
+	assert.Equal(t, []string{`cloud "local-demo" -> in-process local-demo`, `cloud "prod" -> in-process local-admin`, `cloud "prod-system" -> in-process local-system`}, notes)
 
 	_, _, err = rewriteCloudsYAML("clouds: {}\n", fake.CloudsYAML(), fakecloud.SystemCloud, fakecloud.AdminCloud)
 	require.ErrorContains(t, err, "has no clouds")

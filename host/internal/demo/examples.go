@@ -82,8 +82,9 @@ func loadExamples(dir string) ([]example, error) {
 }
 
 // rewriteCloudsYAML points every cloud of an example clouds.yaml at the in-process cloud: an
-// entry that asks for a system-scoped token gets the fake's system-scoped cloud, any other the
-// fake's project-scoped admin cloud. The fake's own entries are kept too, so a CR naming one of
+// entry named like one of the fake's clouds (the examples use the test harness's names) gets that
+// cloud; otherwise an entry that asks for a system-scoped token gets the fake's system-scoped
+// cloud, any other the fake's project-scoped admin cloud. The fake's own entries are kept too, so a CR naming one of
 // them also works. The result is the clouds.yaml the demo's Secret carries.
 func rewriteCloudsYAML(example, fake string, systemCloud, adminCloud string) (string, []string, error) {
 	var ex, fk struct {
@@ -110,7 +111,10 @@ func rewriteCloudsYAML(example, fake string, systemCloud, adminCloud string) (st
 	sort.Strings(names)
 	for _, name := range names {
 		target := adminCloud
-		if wantsSystemScope(ex.Clouds[name]) {
+		switch {
+		case fk.Clouds[name] != nil:
+			target = name
+		case wantsSystemScope(ex.Clouds[name]):
 			target = systemCloud
 		}
 		entry, ok := fk.Clouds[target]
