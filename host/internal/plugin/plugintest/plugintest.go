@@ -46,6 +46,8 @@ type Result struct {
 	Extra map[string]any
 	// Err fails the reconcile; wrap it with plugin.WithReason to name a reason.
 	Err error
+	// Panic, when non-nil, makes Reconcile panic with this value (a misbehaving plugin).
+	Panic any
 }
 
 // Plugin is a recording stub. Zero values behave: every CR reconciles with no notes, the API is
@@ -142,6 +144,9 @@ func (p *Plugin) Reconcile(_ context.Context, s plugin.Session, c plugin.Cache, 
 	p.Journal.Add("reconcile %s/%s via %s cache %d", req.Object.Namespace, req.Object.Name, sessionGroup(s), id)
 	p.reconciles = append(p.reconciles, req)
 	r := p.Results[req.Object.Name]
+	if r.Panic != nil {
+		panic(r.Panic)
+	}
 	if r.Err != nil {
 		return plugin.Result{}, r.Err
 	}

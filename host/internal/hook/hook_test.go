@@ -1,0 +1,303 @@
+package hook_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin/plugintest"
+)
+
+type harness struct {
+	t       *testing.T
+	env     map[string]string
+	plugin  *plugintest.Plugin
+	conn    *plugintest.Connector
+	srv     *kubetest.Server
+	loadErr error
+	loaded  []hook.LoadOptions
+	kubes   int
+	stdout  bytes.Buffer
+	stderr  bytes.Buffer
+}
+
+func newHarness(t *testing.T) *harness {
+	h := &harness{t: t, env: map[string]string{}, srv: kubetest.NewServer(t)}
+	h.plugin = &plugintest.Plugin{Journal: &plugintest.Journal{}}
+	h.conn = &plugintest.Connector{Journal: h.plugin.Journal}
+	return h
+}
+
+// enable sets the chart's variables for the widget plugin.
+func (h *harness) enable() *harness {
+	for k, v := range map[string]string{
+		"WIDGET_ENABLED": "true", "WIDGET_CRD_API_VERSION": "example.openstack-sync.io/v1alpha1",
+		"WIDGET_CRD_KIND": "Widget", "WIDGET_CRD_RESOURCE": "widgets.example.openstack-sync.io",
+		"WIDGET_STATUS_ENABLED": "true", "POD_NAMESPACE": "ns",
+	} {
+		h.env[k] = v
+	}
+	return h
+}
+
+func (h *harness) contexts(v any) *harness {
+	path := filepath.Join(h.t.TempDir(), "ctx.json")
+	data, err := json.Marshal(v)
+	require.NoError(h.t, err)
+	require.NoError(h.t, os.WriteFile(path, data, 0o600))
+	h.env["BINDING_CONTEXT_PATH"] = path
+	return h
+}
+
+func (h *harness) main(args ...string) int {
+	deps := hook.Deps{
+		LoadPlugin: func(_ context.Context, path string, opts hook.LoadOptions) (plugin.Plugin, error) {
+			h.loaded = append(h.loaded, opts)
+			if h.loadErr != nil {
+				return nil, h.loadErr
+			}
+			return h.plugin, nil
+		},
+		NewKube: func() (hook.Kube, error) {
+			h.kubes++
+			return kube.NewForConfig(h.srv.Config())
+		},
+		NewConnector: func(hook.SecretReader, *slog.Logger) plugin.Connector { return h.conn },
+		Sleep:        func(context.Context, time.Duration) error { return nil },
+	}
+	lookup := func(k string) (string, bool) { v, ok := h.env[k]; return v, ok }
+	return hook.Main(context.Background(), deps, args, lookup, &h.stdout, &h.stderr)
+}
+
+func golden(t *testing.T, name string) string {
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return string(data)
+}
+
+func TestConfig(t *testing.T) {
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		probe  bool
+		code   int
+		golden string
+		stderr string
+	}{
+		{name: "disabled", golden: "config-disabled.json"},
+		{name: "disabled ignores broken values", env: map[string]string{"WIDGET_READY_DELAY": "x", "WIDGET_SYNC_CRONTAB": "* * * * *"},
+			golden: "config-disabled.json"},
+		{name: "enabled", env: map[string]string{"WIDGET_ENABLED": "true", "WIDGET_CRD_API_VERSION": "example.openstack-sync.io/v1alpha1",
+			"WIDGET_CRD_KIND": "Widget", "WIDGET_CRD_RESOURCE": "widgets.example.openstack-sync.io", "POD_NAMESPACE": "openstack",
+			"WIDGET_SYNC_CRONTAB": "0 * * * *"}, golden: "config-enabled.json"},
+		{name: "overrides", args: []string{"--env-prefix", "GADGET", "--binding", "gadgets"},
+			env: map[string]string{"WIDGET_ENABLED": "true", "GADGET_ENABLED": "true", "GADGET_CRD_API_VERSION": "example.openstack-sync.io/v1alpha1",
+				"GADGET_CRD_KIND": "Gadget", "GADGET_CRD_RESOURCE": "gadgets.example.openstack-sync.io"}, golden: "config-overrides.json"},
+		{name: "probe is always the disabled shape", probe: true, env: map[string]string{"WIDGET_ENABLED": "true"}, golden: "config-disabled.json"},
+		{name: "bad bool", env: map[string]string{"WIDGET_ENABLED": "True"}, code: 1, stderr: "WIDGET_ENABLED must be true or false\n"},
+		{name: "missing CRD kind", env: map[string]string{"WIDGET_ENABLED": "true", "WIDGET_CRD_API_VERSION": "g/v", "WIDGET_CRD_RESOURCE": "w.g"},
+			code: 1, stderr: "WIDGET_CRD_KIND is required but not set; ensure the Helm chart has injected it before the hook runs\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.env = tt.env
+			if h.env == nil {
+				h.env = map[string]string{}
+			}
+			h.env["LOG_LEVEL"] = "debug"
+			h.plugin.Meta.Probe = tt.probe
+			code := h.main(append([]string{"--plugin", "widgets.wasm", "--config"}, tt.args...)...)
+			assert.Equal(t, tt.code, code)
+			if tt.golden != "" {
+				assert.Equal(t, golden(t, tt.golden), h.stdout.String())
+				assert.Empty(t, h.stderr.String())
+			} else {
+				assert.Empty(t, h.stdout.String(), "stdout carries only the document")
+				assert.Equal(t, tt.stderr, h.stderr.String(), "one clear line")
+			}
+			assert.True(t, h.plugin.Closed())
+		})
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"--config"}, {"--plugin", "x.wasm", "extra"}, {"--bogus"}} {
+		h := newHarness(t)
+		assert.Equal(t, hook.ExitUsage, h.main(args...), args)
+		assert.Contains(t, h.stderr.String(), "usage: openstack-sync hook --plugin <file>", args)
+		assert.Empty(t, h.stdout.String())
+		assert.Empty(t, h.loaded, "no plugin is loaded on a usage error")
+	}
+}
+
+func TestLoadOptions(t *testing.T) {
+	h := newHarness(t).contexts([]any{map[string]any{"binding": "gadgets", "type": "Synchronization", "objects": []any{}}})
+	h.env["GADGET_ENABLED"] = "false"
+	assert.Equal(t, 0, h.main("--plugin", "widgets.wasm", "--env-prefix", "GADGET"))
+	require.Len(t, h.loaded, 1)
+	assert.Equal(t, "GADGET", h.loaded[0].EnvPrefix)
+	v, ok := h.loaded[0].LookupEnv("GADGET_ENABLED")
+	assert.True(t, ok)
+	assert.Equal(t, "false", v)
+	assert.NotNil(t, h.loaded[0].Logger)
+}
+
+func syncOf(objects ...any) []any {
+	return []any{map[string]any{"binding": "widgets", "type": "Synchronization", "objects": objects}}
+}
+
+func widget(name string) map[string]any {
+	return map[string]any{"apiVersion": "example.openstack-sync.io/v1alpha1", "kind": "Widget",
+		"metadata": map[string]any{"name": name, "namespace": "ns", "uid": "u-" + name, "resourceVersion": "1", "generation": 1},
+		"spec":     map[string]any{"name": name, "cloudCredentialsRef": map[string]any{"secretName": "s", "cloudName": "c"}}}
+}
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(h *harness)
+		code    int
+		stderr  []string
+		kubes   int
+		loaded  int
+		stdout0 bool
+	}{
+		{name: "no BINDING_CONTEXT_PATH", setup: func(h *harness) { h.enable() }, code: 0, loaded: 0},
+		{name: "blank file", setup: func(h *harness) {
+			h.enable()
+			p := filepath.Join(h.t.TempDir(), "ctx.json")
+			require.NoError(h.t, os.WriteFile(p, []byte("  \n"), 0o600))
+			h.env["BINDING_CONTEXT_PATH"] = p
+		}, code: 0},
+		{name: "empty list", setup: func(h *harness) { h.enable().contexts([]any{}) }, code: 0},
+		{name: "missing file", setup: func(h *harness) { h.enable().env["BINDING_CONTEXT_PATH"] = "/nonexistent/ctx.json" },
+			code: 1, stderr: []string{"failed to read binding context: open /nonexistent/ctx.json"}},
+		{name: "not a list", setup: func(h *harness) { h.enable().contexts(map[string]any{}) },
+			code: 1, stderr: []string{"failed to parse binding context: Shell-operator binding context must be a list"}},
+		{name: "disabled", setup: func(h *harness) { h.contexts(syncOf(widget("a"))) }, code: 0, loaded: 1,
+			stderr: []string{"WIDGET_ENABLED is not true; the hook is disabled"}},
+		{name: "bad LOG_LEVEL", setup: func(h *harness) { h.enable().contexts(syncOf(widget("a"))).env["LOG_LEVEL"] = "loud" },
+			code: 1, stderr: []string{`LOG_LEVEL must be one of debug, info, warning, error; got "loud"`}},
+		{name: "config error", setup: func(h *harness) { h.enable().contexts(syncOf(widget("a"))).env["WIDGET_READY_RETRIES"] = "many" },
+			code: 1, loaded: 1, stderr: []string{"WIDGET_READY_RETRIES must be an integer"}},
+		{name: "load error", setup: func(h *harness) {
+			h.enable().contexts(syncOf(widget("a")))
+			h.loadErr = errors.New("no such module")
+		}, code: 1, loaded: 1, stderr: []string{"loading plugin widgets.wasm: no such module"}},
+		{name: "binding context error", setup: func(h *harness) {
+			h.enable().contexts([]any{map[string]any{"binding": "periodic sync", "type": "Schedule"}})
+		}, code: 1, loaded: 1, stderr: []string{"does not contain widgets event, snapshot, or synchronization objects"}},
+		{name: "a full run", setup: func(h *harness) {
+			h.enable().contexts(syncOf(widget("a")))
+			h.srv.Put(kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a"), widget("a"))
+		}, code: 0, loaded: 1, kubes: 1, stderr: []string{"Found 1 widget(s) to reconcile", "Finished reconciling widget(s)"}},
+		{name: "reconcile failure", setup: func(h *harness) {
+			h.enable().contexts(syncOf(widget("a")))
+			h.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+		}, code: 1, loaded: 1, kubes: 1, stderr: []string{"Failed to reconcile widget a: boom"}},
+		{name: "a run with nothing to write never builds a client", setup: func(h *harness) {
+			h.enable().contexts(syncOf())
+		}, code: 0, loaded: 1, kubes: 0},
+		{name: "panic", setup: func(h *harness) {
+			h.enable().contexts(syncOf(widget("a")))
+			h.plugin.Results = map[string]plugintest.Result{"a": {Panic: errors.New("index out of range")}}
+		}, code: 1, loaded: 1, stderr: []string{"hook failed: *errors.errorString: index out of range", "goroutine ", "runtime/debug.Stack"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			tt.setup(h)
+			code := h.main("--plugin", "widgets.wasm")
+			assert.Equal(t, tt.code, code, h.stderr.String())
+			for _, s := range tt.stderr {
+				assert.Contains(t, h.stderr.String(), s)
+			}
+			assert.Empty(t, h.stdout.String(), "a run never writes to stdout")
+			assert.Len(t, h.loaded, tt.loaded)
+			assert.Equal(t, tt.kubes, h.kubes, "one client per run, only when needed")
+			if tt.loaded > 0 && tt.name != "load error" {
+				assert.True(t, h.plugin.Closed())
+			}
+		})
+	}
+}
+
+func TestJSONLogs(t *testing.T) {
+	h := newHarness(t).enable().contexts(syncOf(widget("a")))
+	h.env["LOG_TYPE"] = "json"
+	h.env["LOG_LEVEL"] = "DEBUG"
+	h.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+	assert.Equal(t, 1, h.main("--plugin", "widgets.wasm"))
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(h.stderr.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		if rec["msg"] == "Failed to reconcile widget a: boom" {
+			found = true
+			assert.Equal(t, "widgets", rec["plugin"])
+			assert.Equal(t, "Widget", rec["kind"])
+			assert.Equal(t, "ns/a", rec["cr"])
+			assert.Equal(t, "ERROR", rec["level"])
+		}
+	}
+	assert.True(t, found)
+}
+
+func TestProbe(t *testing.T) {
+	startup := []any{map[string]any{"binding": "onStartup", "type": "Synchronization"}}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		wait   []error
+		conn   error
+		code   int
+		stderr string
+		calls  []string
+	}{
+		{name: "disabled", env: map[string]string{}, code: 0, stderr: "connectivity check skipped"},
+		{name: "passes", env: map[string]string{"WIDGET_ENABLED": "true", "WIDGET_DEFAULT_SECRET": "infra", "WIDGET_DEFAULT_CLOUD": "site"},
+			code: 0, stderr: "connectivity check passed", calls: []string{"connect openstack/infra/site", "wait openstack/infra/site"}},
+		{name: "pod namespace", env: map[string]string{"WIDGET_ENABLED": "true", "WIDGET_DEFAULT_SECRET": "infra", "WIDGET_DEFAULT_CLOUD": "site", "POD_NAMESPACE": "ops"},
+			code: 0, calls: []string{"connect ops/infra/site", "wait ops/infra/site"}},
+		{name: "wait fails once, no retry", env: map[string]string{"WIDGET_ENABLED": "true", "WIDGET_DEFAULT_SECRET": "infra", "WIDGET_DEFAULT_CLOUD": "site"},
+			wait: []error{errors.New("401 Unauthorized"), nil}, code: 1, stderr: "connectivity check FAILED: 401 Unauthorized",
+			calls: []string{"connect openstack/infra/site", "wait openstack/infra/site"}},
+		{name: "connect fails", env: map[string]string{"WIDGET_ENABLED": "true", "WIDGET_DEFAULT_SECRET": "infra", "WIDGET_DEFAULT_CLOUD": "site"},
+			conn: errors.New("secret infra not found"), code: 1, stderr: "connectivity check FAILED: secret infra not found",
+			calls: []string{"connect openstack/infra/site"}},
+		{name: "missing secret name", env: map[string]string{"WIDGET_ENABLED": "true", "WIDGET_DEFAULT_CLOUD": "site"},
+			code: 1, stderr: "WIDGET_DEFAULT_SECRET is required but not set"},
+		{name: "bad enabled", env: map[string]string{"WIDGET_ENABLED": "yes"}, code: 1, stderr: "WIDGET_ENABLED must be true or false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t).contexts(startup)
+			for k, v := range tt.env {
+				h.env[k] = v
+			}
+			h.plugin.Meta = plugin.Metadata{Name: "probe", Noun: "probe", EnvPrefix: "WIDGET", Probe: true}
+			creds := plugin.Credentials{Namespace: "openstack", SecretName: "infra", CloudName: "site"}
+			h.plugin.WaitErrs = map[plugin.Credentials][]error{creds: tt.wait}
+			h.conn.ConnectErrs = map[plugin.Credentials]error{creds: tt.conn}
+			assert.Equal(t, tt.code, h.main("--plugin", "probe.wasm"))
+			assert.Contains(t, h.stderr.String(), tt.stderr)
+			assert.Equal(t, append(tt.calls, "close plugin"), h.plugin.Journal.Entries())
+		})
+	}
+}
