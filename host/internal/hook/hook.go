@@ -113,14 +113,13 @@ func Main(ctx context.Context, deps Deps, args []string, lookupEnv hookenv.Looku
 		defer recoverPanic(log, &code)
 		return printConfig(ctx, deps, f, lookupEnv, log, stdout, stderr)
 	}
-	log, err := NewLogger(lookupEnv, stderr)
+	root, err := NewLogger(lookupEnv, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return ExitFail
 	}
-	log = log.With("plugin", strings.TrimSuffix(filepath.Base(f.plugin), ".wasm"))
-	defer recoverPanic(log, &code)
-	return run(ctx, deps, f, lookupEnv, log)
+	defer recoverPanic(root, &code)
+	return run(ctx, deps, f, lookupEnv, root)
 }
 
 // recoverPanic turns an unexpected panic into the logged failure of spec §1.6.
@@ -175,7 +174,9 @@ func printConfig(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.Look
 	return ExitOK
 }
 
-func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger) int {
+func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, root *slog.Logger) int {
+	// Until the plugin names itself, lines name it by its file.
+	log := root.With("plugin", strings.TrimSuffix(filepath.Base(f.plugin), ".wasm"))
 	path, _ := lookupEnv("BINDING_CONTEXT_PATH")
 	contexts, err := bindingctx.Read(path)
 	if err != nil {
@@ -192,7 +193,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitFail
 	}
 	defer closePlugin(ctx, p, log)
-	log = log.With("plugin", meta.Name)
+	log = root.With("plugin", meta.Name)
 	enabled, err := hookenv.Enabled(lookupEnv, meta.EnvPrefix)
 	if err != nil {
 		log.Error(err.Error())

@@ -229,6 +229,9 @@ func TestRun(t *testing.T) {
 				assert.Contains(t, h.stderr.String(), s)
 			}
 			assert.Empty(t, h.stdout.String(), "a run never writes to stdout")
+			for _, line := range strings.Split(h.stderr.String(), "\n") {
+				assert.LessOrEqual(t, strings.Count(line, "plugin="), 1, "the plugin is named once: %s", line)
+			}
 			assert.Len(t, h.loaded, tt.loaded)
 			assert.Equal(t, tt.kubes, h.kubes, "one client per run, only when needed")
 			if tt.loaded > 0 && tt.name != "load error" {

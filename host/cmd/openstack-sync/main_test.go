@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCommands(t *testing.T) {
+	tests := []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{args: nil, code: 2, stderr: "usage: openstack-sync <command>"},
+		{args: []string{"frobnicate"}, code: 2, stderr: `openstack-sync: unknown command "frobnicate"`},
+		{args: []string{"help"}, code: 0, stdout: "usage: openstack-sync <command>"},
+		{args: []string{"version"}, code: 0, stdout: "openstack-sync "},
+		{args: []string{"hook"}, code: 2, stderr: "--plugin is required"},
+		// Until the wasm loader is wired, loading says so plainly.
+		{args: []string{"hook", "--plugin", "x.wasm", "--config"}, code: 1,
+			stderr: "loading plugin x.wasm: loading wasm plugins is not available in this build yet"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tt.args, &stdout, &stderr)
+		assert.Equal(t, tt.code, code, tt.args)
+		assert.Contains(t, stdout.String(), tt.stdout, tt.args)
+		assert.Contains(t, stderr.String(), tt.stderr, tt.args)
+	}
+}
