@@ -75,7 +75,7 @@ func Parse(data []byte) ([]Context, error) {
 	return out, nil
 }
 
-// Str returns a string field, "" when absent or of another type.
+// str returns a string field, "" when absent or of another type.
 func (c Context) str(key string) string {
 	s, _ := c[key].(string)
 	return s

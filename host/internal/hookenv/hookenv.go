@@ -126,35 +126,37 @@ func Enabled(lookup LookupFunc, prefix string) (bool, error) {
 }
 
 // Load reads the whole configuration of an enabled hook. The first bad variable is the error.
-func Load(lookup LookupFunc, prefix, bindingName string) (Config, error) {
-	c := Config{Prefix: prefix, BindingName: bindingName}
+func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
+	c = Config{Prefix: prefix, BindingName: bindingName}
 	c.PodNamespace, _ = lookup("POD_NAMESPACE")
-	var err error
-	steps := []func() error{
-		func() error { c.Enabled, err = Enabled(lookup, prefix); return err },
-		func() error { c.APIVersion, err = Required(lookup, prefix+"_CRD_API_VERSION"); return err },
-		func() error { c.Kind, err = Required(lookup, prefix+"_CRD_KIND"); return err },
-		func() error { c.Resource, err = Required(lookup, prefix+"_CRD_RESOURCE"); return err },
-		func() error { c.StatusEnabled, err = Bool(lookup, prefix+"_STATUS_ENABLED", false); return err },
-		func() error { c.Prune, err = Bool(lookup, prefix+"_PRUNE", false); return err },
-		func() error {
-			v, _ := lookup(prefix + "_SYNC_CRONTAB")
-			c.SyncCrontab = strings.TrimSpace(v)
-			return nil
-		},
-		func() error {
-			c.ReadyRetries, err = Int(lookup, prefix+"_READY_RETRIES", 30)
-			if err == nil && c.ReadyRetries < 0 {
-				err = errorf(prefix+"_READY_RETRIES", "must not be negative (0 skips the readiness probe)")
-			}
-			return err
-		},
-		func() error { c.ReadyDelay, err = Seconds(lookup, prefix+"_READY_DELAY", 10*time.Second); return err },
+	crontab, _ := lookup(prefix + "_SYNC_CRONTAB")
+	c.SyncCrontab = strings.TrimSpace(crontab)
+	if c.Enabled, err = Enabled(lookup, prefix); err != nil {
+		return Config{}, err
 	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return Config{}, err
-		}
+	if c.APIVersion, err = Required(lookup, prefix+"_CRD_API_VERSION"); err != nil {
+		return Config{}, err
+	}
+	if c.Kind, err = Required(lookup, prefix+"_CRD_KIND"); err != nil {
+		return Config{}, err
+	}
+	if c.Resource, err = Required(lookup, prefix+"_CRD_RESOURCE"); err != nil {
+		return Config{}, err
+	}
+	if c.StatusEnabled, err = Bool(lookup, prefix+"_STATUS_ENABLED", false); err != nil {
+		return Config{}, err
+	}
+	if c.Prune, err = Bool(lookup, prefix+"_PRUNE", false); err != nil {
+		return Config{}, err
+	}
+	if c.ReadyRetries, err = Int(lookup, prefix+"_READY_RETRIES", 30); err != nil {
+		return Config{}, err
+	}
+	if c.ReadyRetries < 0 {
+		return Config{}, errorf(prefix+"_READY_RETRIES", "must not be negative (0 skips the readiness probe)")
+	}
+	if c.ReadyDelay, err = Seconds(lookup, prefix+"_READY_DELAY", 10*time.Second); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }

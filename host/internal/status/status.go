@@ -76,8 +76,8 @@ func (o Outcome) condition(generation *int64) map[string]any {
 	return c
 }
 
-// Body is the merge-patch body {"status": {...}} for outcome o on a CR at generation whose current
-// status is current; now is the sync time.
+// Body is the merge-patch body {"status": {...}} for outcome o on a CR at generation; current is
+// the status the CR carries now (it keeps the Ready condition's transition time), now the sync time.
 func Body(o Outcome, generation *int64, current map[string]any, now time.Time) map[string]any {
 	stamp := now.UTC().Format("2006-01-02T15:04:05Z")
 	cond := o.condition(generation)
