@@ -391,6 +391,17 @@ func TestReleasePerPolicy(t *testing.T) {
 	}
 }
 
+func TestReleaseFailureFailsTheRun(t *testing.T) {
+	e := newEnv(t, true)
+	plan := e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "gone", deleting: true, finalizers: []string{F}})
+	// Another controller added its finalizer in front of ours: the index test fails, ours is still there.
+	e.srv.Put(path("gone"), cr{name: "gone", deleting: true, finalizers: []string{"x/y", F}}.object())
+	assert.Equal(t, 1, e.run(plan))
+	assert.Len(t, e.plugin.Pruned(), 1, "the prune itself succeeded")
+	assert.Equal(t, []any{"x/y", F}, e.finalizers("gone"))
+	assert.Contains(t, e.logs.String(), "failed to release finalizer from Widget gone: HTTP 422")
+}
+
 func contains(s []string, v string) bool {
 	for _, x := range s {
 		if x == v {
