@@ -100,13 +100,14 @@ func (s *Simulator) Synchronization(ctx context.Context) ([]*Run, error) {
 	byQueue := map[string][]map[string]any{}
 	var order []string
 	for _, b := range s.config.Kubernetes {
-		objects, err := s.snapshot(b)
+		live, err := s.watched(b)
 		if err != nil {
 			return nil, err
 		}
-		for _, it := range objects {
-			obj, _ := it.(map[string]any)
-			s.remember(b, objectOf(obj))
+		objects := make([]any, 0, len(live))
+		for _, o := range live {
+			s.remember(b, o)
+			objects = append(objects, item(b, o))
 		}
 		if !b.onSynchronization() {
 			continue
@@ -174,11 +175,10 @@ func (s *Simulator) Events(ctx context.Context) ([]*Run, error) {
 				continue
 			}
 			c := map[string]any{"binding": b.Name, "type": "Event", "watchEvent": string(e.Type)}
+			// shell-operator copies the item's fields, so without keepFullObjectsInMemory an
+			// event carries no object either.
 			for k, v := range item(b, e.Object) {
 				c[k] = v
-			}
-			if !b.keepFullObjects() {
-				c["object"] = e.Object
 			}
 			q := b.queue()
 			if _, seen := byQueue[q]; !seen {
@@ -194,9 +194,15 @@ func (s *Simulator) matches(b KubernetesBinding, e fakekube.Event) bool {
 	return e.Resource == s.resources[b.Name] && b.watches(e.Namespace)
 }
 
-// remember records the binding's filter result for obj and reports whether it changed.
+// remember records the checksum shell-operator keeps for obj (of the filter result, or of the
+// whole object without a jqFilter) and reports whether it changed.
 func (s *Simulator) remember(b KubernetesBinding, obj map[string]any) bool {
-	data, _ := json.Marshal(filterResult(b, obj))
+	var data []byte
+	if b.JQFilter == "" {
+		data, _ = json.Marshal(obj)
+	} else {
+		data, _ = json.Marshal(filterResult(b, obj))
+	}
 	k := checksumKey(b, obj)
 	changed := s.checksums[k] != string(data)
 	s.checksums[k] = string(data)
@@ -250,19 +256,32 @@ func (s *Simulator) attachSnapshots(c map[string]any, from []string) error {
 // snapshot lists the binding's objects as shell-operator keeps them: sorted by namespace and
 // name, each an item with the full object (keepFullObjectsInMemory) and the filter result.
 func (s *Simulator) snapshot(b KubernetesBinding) ([]any, error) {
-	objs, err := s.kube.List(s.resources[b.Name], "", "")
+	objs, err := s.watched(b)
 	if err != nil {
 		return nil, err
 	}
 	items := make([]any, 0, len(objs))
 	for _, o := range objs {
+		items = append(items, item(b, o))
+	}
+	return items, nil
+}
+
+// watched lists the objects the binding's watch sees, sorted by namespace and name.
+func (s *Simulator) watched(b KubernetesBinding) ([]fakekube.Object, error) {
+	objs, err := s.kube.List(s.resources[b.Name], "", "")
+	if err != nil {
+		return nil, err
+	}
+	out := objs[:0]
+	for _, o := range objs {
 		meta, _ := o["metadata"].(map[string]any)
 		ns, _ := meta["namespace"].(string)
 		if b.watches(ns) {
-			items = append(items, item(b, o))
+			out = append(out, o)
 		}
 	}
-	return items, nil
+	return out, nil
 }
 
 func item(b KubernetesBinding, obj map[string]any) map[string]any {
@@ -282,14 +301,6 @@ func filterResult(b KubernetesBinding, obj map[string]any) any {
 		return obj
 	}
 	return nil
-}
-
-func objectOf(it map[string]any) map[string]any {
-	if o, ok := it["object"].(map[string]any); ok {
-		return o
-	}
-	o, _ := it["filterResult"].(map[string]any)
-	return o
 }
 
 func (s *Simulator) runQueues(ctx context.Context, order []string, byQueue map[string][]map[string]any, prepare func([]map[string]any) error) ([]*Run, error) {
@@ -354,7 +365,10 @@ func (r *Run) Describe() string {
 		t, _ := c["type"].(string)
 		switch t {
 		case "Event":
-			obj, _ := c["object"].(map[string]any)
+			obj, ok := c["object"].(map[string]any)
+			if !ok {
+				obj, _ = c["filterResult"].(map[string]any)
+			}
 			meta, _ := obj["metadata"].(map[string]any)
 			desc := fmt.Sprintf("Event %s %v/%v", c["watchEvent"], meta["namespace"], meta["name"])
 			if meta["deletionTimestamp"] != nil {

@@ -375,3 +375,32 @@ func mustRead(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return data
 }
+
+func TestWithoutJQFilterAndWithoutFullObjects(t *testing.T) {
+	f := newFixture(t, "testdata/config-nofilter.json")
+	f.create(t, ns, "a")
+	s := f.simulator(t)
+	ctx := context.Background()
+	runs, err := s.Synchronization(ctx)
+	require.NoError(t, err)
+	require.Len(t, runs, 1, "the thin binding does not synchronize")
+	assert.Equal(t, "main", runs[0].Queue, "a binding without a queue uses shell-operator's main queue")
+
+	// Without a jqFilter the checksum covers the whole object, so a metadata change fires.
+	_, err = f.kube.Patch(f.widgets, ns, "a", "", fakekube.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`))
+	require.NoError(t, err)
+	f.create(t, ns, "b")
+	runs, err = s.Events(ctx)
+	require.NoError(t, err)
+	require.Len(t, runs, 2, "one run per queue")
+	assert.Equal(t, "Event Modified openstack/a", runs[0].Describe())
+	c := runs[0].Contexts[0]
+	assert.Contains(t, c, "object")
+	assert.NotContains(t, c, "filterResult", "no jqFilter, no filterResult")
+	assert.Equal(t, "thin", runs[1].Queue)
+	thin := runs[1].Contexts[0]
+	assert.NotContains(t, thin, "object", "keepFullObjectsInMemory: false drops the object")
+	assert.Equal(t, "b", thin["filterResult"].(map[string]any)["metadata"].(map[string]any)["name"])
+	assert.NotContains(t, thin, "snapshots")
+	assert.Equal(t, "Event Added openstack/b", runs[1].Describe())
+}
