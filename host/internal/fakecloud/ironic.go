@@ -165,12 +165,19 @@ func (c *Cloud) runbookVisible(t *token, rb *runbookRec) bool {
 	return t.system || rb.Public || rb.Owner != nil && *rb.Owner == t.projectID
 }
 
-func (c *Cloud) findRunbook(t *token, ident string) *runbookRec {
+// findRunbook looks a runbook up by name or UUID. One the caller may not see is refused with the
+// real server's 403, whose message carries an unformatted placeholder.
+func (c *Cloud) findRunbook(w http.ResponseWriter, t *token, ident string) *runbookRec {
 	for _, rb := range c.runbooks {
-		if (rb.UUID == ident || rb.Name == ident) && c.runbookVisible(t, rb) {
+		if rb.UUID == ident || rb.Name == ident {
+			if !c.runbookVisible(t, rb) {
+				ironicError(w, http.StatusForbidden, "Access was denied to the following resource: %%(resource)s")
+				return nil
+			}
 			return rb
 		}
 	}
+	ironicError(w, http.StatusNotFound, "Runbook %s could not be found.", ident)
 	return nil
 }
 
@@ -310,10 +317,8 @@ func (c *Cloud) createRunbook(w http.ResponseWriter, r *http.Request, t *token, 
 		ironicError(w, http.StatusBadRequest, "Invalid JSON body")
 		return
 	}
-	allowed := []string{"name", "steps", "uuid", "disable_ramdisk", "extra", "public", "owner"}
-	if v.atLeast(runbookTraitsVersion) {
-		allowed = append(allowed, "description")
-	}
+	// Before 1.112 the real server accepts a description and drops it.
+	allowed := []string{"name", "steps", "uuid", "disable_ramdisk", "extra", "public", "owner", "description"}
 	for k := range body {
 		if !slices.Contains(allowed, k) {
 			ironicError(w, http.StatusBadRequest, "Schema error for runbook: Additional properties are not allowed ('%s' was unexpected)", k)
@@ -339,7 +344,7 @@ func (c *Cloud) createRunbook(w http.ResponseWriter, r *http.Request, t *token, 
 	if e, ok := body["extra"].(map[string]any); ok {
 		rb.Extra = e
 	}
-	if d, ok := body["description"].(string); ok {
+	if d, ok := body["description"].(string); ok && v.atLeast(runbookTraitsVersion) {
 		rb.Description = &d
 	}
 	owner, _ := body["owner"].(string)
@@ -374,9 +379,8 @@ type patchOp struct {
 }
 
 func (c *Cloud) ironicRunbook(w http.ResponseWriter, r *http.Request, t *token, v version, ident string) {
-	rb := c.findRunbook(t, ident)
+	rb := c.findRunbook(w, t, ident)
 	if rb == nil {
-		ironicError(w, http.StatusNotFound, "Runbook %s could not be found.", ident)
 		return
 	}
 	switch r.Method {
@@ -520,9 +524,8 @@ func applyRunbookOp(rb *runbookRec, field, sub, op string, val any, v version) s
 
 // ironicRunbookTraits serves /v1/runbooks/{id}/traits[/{trait}] (microversion 1.112).
 func (c *Cloud) ironicRunbookTraits(w http.ResponseWriter, r *http.Request, t *token, ident string, rest []string) {
-	rb := c.findRunbook(t, ident)
+	rb := c.findRunbook(w, t, ident)
 	if rb == nil {
-		ironicError(w, http.StatusNotFound, "Runbook %s could not be found.", ident)
 		return
 	}
 	if r.Method != http.MethodGet && !t.isAdmin() {

@@ -134,7 +134,8 @@ func readOnly(w http.ResponseWriter, body map[string]any, attrs ...string) bool 
 }
 
 // filterList applies Neutron's query filters and field selection to a list of rendered items.
-// filterable names the attributes Neutron accepts as filters; others are 400.
+// filterable names the attributes Neutron accepts as filters; others are 400 (the real server
+// refuses, e.g., shared, minimum and maximum on segment ranges and flavor_id on routers).
 func filterList(w http.ResponseWriter, q url.Values, items []map[string]any, filterable ...string) ([]map[string]any, bool) {
 	var keys []string
 	for k := range q {
@@ -446,7 +447,7 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 					items = append(items, p.render())
 				}
 			}
-			out, ok := filterList(w, normaliseBoolQuery(r.URL.Query()), items, "id", "description", "driver", "enabled", "metainfo")
+			out, ok := filterList(w, normaliseBoolQuery(r.URL.Query()), items, "id", "description", "driver", "enabled")
 			if ok {
 				writeJSON(w, http.StatusOK, map[string]any{"service_profiles": out})
 			}
@@ -563,7 +564,7 @@ func (c *Cloud) neutronRouters(w http.ResponseWriter, r *http.Request, t *token,
 				}
 			}
 			// flavor_id is not a filter attribute on the real server.
-			out, ok := filterList(w, normaliseBoolQuery(r.URL.Query()), items, "id", "name", "project_id", "tenant_id", "status", "admin_state_up")
+			out, ok := filterList(w, normaliseBoolQuery(r.URL.Query()), items, "id", "name", "description", "project_id", "tenant_id", "admin_state_up")
 			if ok {
 				writeJSON(w, http.StatusOK, map[string]any{"routers": out})
 			}
@@ -690,7 +691,7 @@ func (c *Cloud) neutronRanges(w http.ResponseWriter, r *http.Request, t *token, 
 				}
 			}
 			out, ok := filterList(w, normaliseBoolQuery(r.URL.Query()), items, "id", "name", "description", "network_type",
-				"physical_network", "project_id", "shared", "default", "minimum", "maximum")
+				"physical_network", "project_id")
 			if ok {
 				writeJSON(w, http.StatusOK, map[string]any{"network_segment_ranges": out})
 			}
