@@ -122,7 +122,7 @@ func newRuntime(ctx context.Context, o Options, cache wazero.CompilationCache, p
 	cfg := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(o.MemoryLimitPages).
 		// The only way to stop a runaway guest; costs guest loops a check each (docs/abi.md).
-		WithCloseOnContextDone(true)
+		WithCloseOnContextDone(!o.TrustedNoInterrupt)
 	if cache != nil {
 		cfg = cfg.WithCompilationCache(cache)
 	}

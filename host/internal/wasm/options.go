@@ -66,6 +66,10 @@ type Options struct {
 	MaxResponseBytes int
 	// KernelMemoryBytes bounds the host-side Extism memory of one instance during one call.
 	KernelMemoryBytes int
+	// TrustedNoInterrupt turns off wazero's termination checks (WithCloseOnContextDone): guest
+	// code runs several times faster, but a runaway loop can no longer be stopped and CallTimeout
+	// only bounds host functions. Only for first-party plugins whose loops are known to end.
+	TrustedNoInterrupt bool
 	// Logger receives the plugin's log lines and the host's; default slog.Default().
 	Logger *slog.Logger
 }
