@@ -5,7 +5,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
@@ -63,7 +62,7 @@ func waitForAPI(ctx *pdk.Context) error {
 		return err
 	}
 	err = a.svc.Call("GET", runbooksPath, url.Values{"detail": {"true"}, "limit": {"1"}}, nil, nil)
-	if s := osapi.StatusCode(err); s == http.StatusForbidden || s == http.StatusUnauthorized {
+	if osapi.IsRefused(err) {
 		return pdk.Permanent(fmt.Errorf("Ironic refused to list runbooks: %w", err))
 	}
 	return err

@@ -5,7 +5,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
@@ -45,9 +44,9 @@ func logger(ctx *pdk.Context, level pdk.LogLevel) logf {
 func waitForAPI(ctx *pdk.Context) error {
 	err := network(ctx).Call("GET", flavorsPath, url.Values{"limit": {"1"}}, nil, nil)
 	switch osapi.StatusCode(err) {
-	case http.StatusNotFound:
+	case osapi.StatusNotFound:
 		return pdk.Permanent(fmt.Errorf("Neutron has no flavors API (enable the flavors service plugin): %w", err))
-	case http.StatusForbidden, http.StatusUnauthorized:
+	case osapi.StatusForbidden, osapi.StatusUnauthorized:
 		return pdk.Permanent(fmt.Errorf("Neutron refused to list flavors: %w", err))
 	}
 	return err

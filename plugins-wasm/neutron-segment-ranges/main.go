@@ -8,7 +8,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
@@ -40,7 +39,7 @@ func network(ctx *pdk.Context) osapi.Service { return osapi.FromPDK(ctx.OpenStac
 // refusal will not go away by waiting, so it is permanent.
 func waitForAPI(ctx *pdk.Context) error {
 	err := network(ctx).Call("GET", rangesPath, map[string][]string{"limit": {"1"}}, nil, nil)
-	if s := osapi.StatusCode(err); s == http.StatusForbidden || s == http.StatusUnauthorized {
+	if osapi.IsRefused(err) {
 		return pdk.Permanent(fmt.Errorf("Neutron refused to list segment ranges (the credentials need the admin role): %w", err))
 	}
 	return err

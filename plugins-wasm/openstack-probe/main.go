@@ -6,7 +6,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
@@ -36,11 +35,11 @@ func main() {}
 // accepts what the other plugins will send. A refusal is permanent: waiting will not fix
 // credentials.
 func validateToken(ctx *pdk.Context) error {
-	err := osapi.FromPDK(ctx.OpenStack("identity")).Call(http.MethodHead, tokensPath, nil, nil, nil)
+	err := osapi.FromPDK(ctx.OpenStack("identity")).Call("HEAD", tokensPath, nil, nil, nil)
 	switch osapi.StatusCode(err) {
 	case 0:
 		return err
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+	case osapi.StatusUnauthorized, osapi.StatusForbidden, osapi.StatusNotFound:
 		return pdk.Permanent(fmt.Errorf("Keystone did not accept the token: %w", err))
 	}
 	return err

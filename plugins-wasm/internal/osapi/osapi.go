@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 )
@@ -32,7 +31,10 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
-	text := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
+	text := fmt.Sprintf("%s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	if reason := statusText[e.StatusCode]; reason != "" {
+		text += " " + reason
+	}
 	if e.Message != "" {
 		text += ": " + e.Message
 	}
@@ -54,11 +56,32 @@ func StatusCode(err error) int {
 	return 0
 }
 
+// Status codes the plugins act on. net/http is deliberately not imported: under wasip1 it links
+// file access (mime tables, time zones) that the host's WASI subset refuses.
+const (
+	StatusUnauthorized = 401
+	StatusForbidden    = 403
+	StatusNotFound     = 404
+	StatusConflict     = 409
+)
+
+var statusText = map[int]string{
+	400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+	406: "Not Acceptable", 409: "Conflict", 413: "Request Entity Too Large", 429: "Too Many Requests",
+	500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+}
+
 // IsNotFound reports a 404 answer.
-func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
+func IsNotFound(err error) bool { return StatusCode(err) == StatusNotFound }
 
 // IsConflict reports a 409 answer.
-func IsConflict(err error) bool { return StatusCode(err) == http.StatusConflict }
+func IsConflict(err error) bool { return StatusCode(err) == StatusConflict }
+
+// IsRefused reports a 401 or 403 answer: the credentials or the policy, which waiting will not fix.
+func IsRefused(err error) bool {
+	s := StatusCode(err)
+	return s == StatusUnauthorized || s == StatusForbidden
+}
 
 const maxMessage = 512
 
