@@ -64,7 +64,9 @@ func (c *Cloud) serveNeutron(w http.ResponseWriter, r *http.Request) {
 	if t == nil {
 		return
 	}
-	// Neutron answers these paths with or without a ".json" suffix; the fake only knows the plain ones.
+	if t.system && c.neutronRefusesSystemScope(w, r, seg) {
+		return
+	}
 	switch {
 	case seg[0] == "extensions" && len(seg) == 1:
 		c.neutronExtensions(w)
@@ -81,6 +83,29 @@ func (c *Cloud) serveNeutron(w http.ResponseWriter, r *http.Request) {
 	default:
 		neutronError(w, http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
 	}
+}
+
+// neutronRefusesSystemScope answers as Neutron 2025.1 does for a system-scoped token: lists are
+// empty, single resources are not found, and writes need a project scope.
+func (c *Cloud) neutronRefusesSystemScope(w http.ResponseWriter, r *http.Request, seg []string) bool {
+	collection := map[string]string{"flavors": "flavor", "service_profiles": "service_profile",
+		"routers": "router", "network_segment_ranges": "network_segment_range"}
+	single, known := collection[seg[0]]
+	if !known {
+		return false
+	}
+	switch {
+	case r.Method == http.MethodGet && len(seg) == 1:
+		writeJSON(w, http.StatusOK, map[string]any{seg[0]: []any{}})
+	case r.Method == http.MethodGet:
+		neutronError(w, http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
+	case r.Method == http.MethodPost && seg[0] == "network_segment_ranges":
+		neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Running without keystone AuthN requires that tenant_id is specified")
+	default:
+		verb := map[string]string{http.MethodPost: "create", http.MethodPut: "update", http.MethodDelete: "delete"}[r.Method]
+		neutronError(w, http.StatusForbidden, "InvalidScope", "rule:%s_%s requires a scope of ['project'], request was made with system scope.", verb, single)
+	}
+	return true
 }
 
 func (c *Cloud) neutronExtensions(w http.ResponseWriter) {
