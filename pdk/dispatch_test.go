@@ -197,3 +197,16 @@ func TestDecodeResponse(t *testing.T) {
 	assert.Error(t, err)
 	_ = json.Valid
 }
+
+func TestHasCurrentABI(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"abi_version":1}`:           true,
+		`{"abi_version":1,"spec":{}}`: true,
+		`{"abi_version":12}`:          false,
+		`{"abi_version":2}`:           false,
+		`{"spec":{},"abi_version":1}`: false,
+		``:                            false,
+	} {
+		assert.Equal(t, want, hasCurrentABI([]byte(in)), in)
+	}
+}

@@ -60,8 +60,11 @@ func run(entry string) int32 {
 	return 0
 }
 
-//go:wasmexport openstack_sync_abi_version
-func exportABIVersion() int32 { return ABIVersion }
+// The ABI major version is the name of an export, so the host can refuse an incompatible plugin
+// by inspecting the module, before running any of its code.
+//
+//go:wasmexport openstack_sync_abi_v1
+func exportABIMarker() {}
 
 //go:wasmexport metadata
 func exportMetadata() int32 { return run(entryMetadata) }

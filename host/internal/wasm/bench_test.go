@@ -121,6 +121,25 @@ func BenchmarkEmptyCallWithIO(b *testing.B) {
 	}
 }
 
+// BenchmarkEchoCall calls an export that copies a 64-byte input to its output: the host→guest
+// call with input and output, and no work.
+func BenchmarkEchoCall(b *testing.B) {
+	ctx := context.Background()
+	p := loadTest(b, guest(b, "pdkmock"), quietOptions(b))
+	inst, err := p.pool.get(ctx)
+	require.NoError(b, err)
+	defer p.pool.put(ctx, inst)
+	inst.fns["bench_echo"] = inst.mod.ExportedFunction("bench_echo")
+	ci := &callInfo{entry: "bench_echo", log: p.log}
+	input := []byte(`{"abi_version":1,"padding":"0123456789012345678901234567890123"}`)
+	for b.Loop() {
+		out, err := p.invoke(ctx, inst, ci, input)
+		if err != nil || len(out) != len(input) {
+			b.Fatal(err, len(out))
+		}
+	}
+}
+
 // BenchmarkTrivialReconcile is a full adapter Reconcile (encode, call, decode spec, output, decode
 // result) that does no OpenStack work, on one pinned instance.
 func BenchmarkTrivialReconcile(b *testing.B) {

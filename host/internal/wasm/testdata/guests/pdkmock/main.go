@@ -9,8 +9,19 @@ import (
 	"net/url"
 	"strconv"
 
+	extism "github.com/extism/go-pdk"
+
 	"github.com/openstack-sync/openstack-sync/pdk"
 )
+
+// benchEcho copies its input to its output and does nothing else: the host's benchmark of an
+// empty call that still moves input and output through the Extism kernel.
+//
+//go:wasmexport bench_echo
+func benchEcho() int32 {
+	extism.Output(extism.Input())
+	return 0
+}
 
 type spec struct {
 	Name   string `json:"name"`
