@@ -652,7 +652,7 @@ func (s *rangeRec) render(created bool) map[string]any {
 	ts := s.Created.Format(time.RFC3339)
 	out := map[string]any{"id": s.ID, "default": s.Default, "shared": s.Shared, "network_type": s.NetworkType,
 		"minimum": s.Minimum, "maximum": s.Maximum, "revision_number": s.Revision, "created_at": ts,
-		"used": map[string]any{}, "tags": []any{}}
+		"used": map[string]any{}, "tags": []any{}, "available": s.available()}
 	if !s.Default {
 		out["name"] = s.Name
 		out["description"] = s.Description
@@ -665,6 +665,15 @@ func (s *rangeRec) render(created bool) map[string]any {
 	}
 	if s.ProjectID != "" || created {
 		out["project_id"] = nilIfEmpty(s.ProjectID)
+	}
+	return out
+}
+
+// available lists the free segment ids; the fake allocates none, so that is the whole range.
+func (s *rangeRec) available() []int {
+	out := make([]int, 0, max(s.Maximum-s.Minimum+1, 0))
+	for i := s.Minimum; i <= s.Maximum; i++ {
+		out = append(out, i)
 	}
 	return out
 }
