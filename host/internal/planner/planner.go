@@ -9,7 +9,9 @@
 // status write echoed back, and is skipped: reconciling it again could only repeat the outcome
 // already recorded. A spec change bumps the generation and is reconciled; a Failed CR is retried
 // by the next Synchronization, Schedule (periodic sync) or Added event, which always reconcile
-// every live CR they carry.
+// every live CR they carry. Such an echo also cancels an earlier changed event of the same CR in
+// the batch (typically the hook's own finalizer write): the newest state already records the
+// outcome of the generation that event would have reconciled.
 package planner
 
 import (
@@ -103,6 +105,8 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 	var changedOrder, deletedOrder []string
 	changed := map[string]*resource.Resource{}
 	deleted := map[string]*resource.Resource{}
+	// seen keeps an identity's first place even when a Deleted event dropped it in between.
+	seen := map[string]bool{}
 	changedEvents := 0
 	for _, c := range contexts {
 		if !c.IsEventOf(p.Binding) {
@@ -134,15 +138,22 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 				p.crLog(r).Info("Not reconciling " + p.Kind + " " + r.Display() + "; a later event in this batch deleted it")
 			}
 		case ev == bindingctx.Modified && recordsOwnOutcome(r):
-			p.crLog(r).Info("Skipping " + r.Display() + " Modified event; generation " +
-				strconv.FormatInt(*r.Generation, 10) + " is already " + r.Status["syncStatus"].(string))
+			outcome := "generation " + strconv.FormatInt(*r.Generation, 10) + " is already " + r.Status["syncStatus"].(string)
+			p.crLog(r).Info("Skipping " + r.Display() + " Modified event; " + outcome)
+			// The CR's newest state already records the outcome of its current generation, so an
+			// earlier event of the batch (such as the hook's own finalizer write) needs no pass.
+			if _, ok := changed[id]; ok {
+				delete(changed, id)
+				p.crLog(r).Info("Not reconciling " + p.Kind + " " + r.Display() + "; a later event in this batch shows " + outcome)
+			}
 		default:
 			if _, ok := deleted[id]; ok {
 				delete(deleted, id)
 				deletedOrder = slices.DeleteFunc(deletedOrder, func(s string) bool { return s == id })
 			}
 			changedEvents++
-			if _, ok := changed[id]; !ok {
+			if !seen[id] {
+				seen[id] = true
 				changedOrder = append(changedOrder, id)
 			}
 			changed[id] = r
