@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"syscall"
 	"time"
 
@@ -73,10 +74,26 @@ func classifyTransport(op, host string, err error, timeout time.Duration) *Trans
 		te.Cause, te.NotSent = "TLS certificate not trusted (set the Secret's CA bundle or fix the endpoint)", true
 	case errors.Is(err, context.DeadlineExceeded):
 		te.Cause = fmt.Sprintf("no response within %s", timeout)
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF):
 		te.Cause = "connection reset by the server"
 	default:
-		te.Cause = "request failed"
+		te.Cause = "request failed: " + stableText(err)
 	}
 	return te
+}
+
+// addrRE matches "ip:port" pairs, whose client port changes with every connection.
+var addrRE = regexp.MustCompile(`(\[[0-9a-fA-F:]+\]|\d{1,3}(\.\d{1,3}){3}):\d+(->(\[[0-9a-fA-F:]+\]|\d{1,3}(\.\d{1,3}){3}):\d+)?`)
+
+// stableText is the innermost cause of err without addresses, so it does not vary between runs.
+func stableText(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	return addrRE.ReplaceAllString(err.Error(), "<address>")
 }

@@ -168,6 +168,24 @@ func TestKeystoneRefusingThePasswordFailsFast(t *testing.T) {
 	assert.Empty(t, h.transport.sent("/v2.0/flavors"))
 }
 
+func TestKeystoneForbiddingTheUserFailsFast(t *testing.T) {
+	h := newHarness(t, fakecloud.Options{}, Options{})
+	h.cloud.Inject(fakecloud.Fault{Service: fakecloud.Identity, Method: http.MethodPost, Path: "/v3/auth/tokens", Status: http.StatusForbidden})
+	_, err := h.session.Do(context.Background(), listFlavors)
+	var ae *AuthError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, http.StatusForbidden, ae.Status)
+	assert.True(t, plugin.IsPermanent(err))
+	assert.Contains(t, err.Error(), `cloud "local-admin" in Secret ns1/creds: Keystone answered 403 Forbidden`)
+}
+
+func TestStableTextDropsAddresses(t *testing.T) {
+	err := &net.OpError{Op: "write", Net: "tcp", Source: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 54321},
+		Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9696}, Err: errors.New("weird failure")}
+	assert.Equal(t, "weird failure", stableText(err))
+	assert.Equal(t, "dial <address>: x", stableText(errors.New("dial 10.0.0.1:80->10.0.0.2:5000: x")))
+}
+
 func TestKeystoneRefusingReauthenticationFailsFast(t *testing.T) {
 	h := newHarness(t, fakecloud.Options{}, Options{})
 	ctx := context.Background()
