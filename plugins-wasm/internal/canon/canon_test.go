@@ -1,0 +1,35 @@
+package canon_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
+)
+
+func TestEqual(t *testing.T) {
+	var fromJSON map[string]any
+	_ = json.Unmarshal([]byte(`{"b": [1.0, {"y": true, "x": null}], "a": "s"}`), &fromJSON)
+	cases := []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{"key order and number spelling", fromJSON, map[string]any{"a": "s", "b": []any{1, map[string]any{"x": nil, "y": true}}}, true},
+		{"list order matters", []any{1, 2}, []any{2, 1}, false},
+		{"different value", map[string]any{"a": 1}, map[string]any{"a": 2}, false},
+		{"missing key", map[string]any{"a": 1}, map[string]any{}, false},
+		{"unencodable", func() {}, func() {}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, canon.Equal(tc.a, tc.b)) })
+	}
+}
+
+func TestJSONSortsKeys(t *testing.T) {
+	got, err := canon.JSON(map[string]any{"z": 1, "a": map[string]any{"d": 2.5, "c": "x"}})
+	assert.NoError(t, err)
+	assert.Equal(t, `{"a":{"c":"x","d":2.5},"z":1}`, got)
+}
