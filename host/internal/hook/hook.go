@@ -32,7 +32,8 @@ type LoadOptions struct {
 	// its own <prefix>_* variables.
 	EnvPrefix string
 	LookupEnv hookenv.LookupFunc
-	Logger    *slog.Logger
+	// Logger carries no plugin attribute: the loader adds the plugin's name itself.
+	Logger *slog.Logger
 }
 
 // SecretReader reads credential Secrets; the OpenStack connector uses it.
@@ -187,7 +188,8 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Debug("no binding contexts; nothing to do")
 		return ExitOK
 	}
-	p, meta, err := load(ctx, deps, f, lookupEnv, log)
+	// The loader names the plugin on its own lines, so it gets the logger without a plugin attribute.
+	p, meta, err := load(ctx, deps, f, lookupEnv, root)
 	if err != nil {
 		log.Error(err.Error())
 		return ExitFail

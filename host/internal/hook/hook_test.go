@@ -155,7 +155,10 @@ func TestLoadOptions(t *testing.T) {
 	v, ok := h.loaded[0].LookupEnv("GADGET_ENABLED")
 	assert.True(t, ok)
 	assert.Equal(t, "false", v)
-	assert.NotNil(t, h.loaded[0].Logger)
+	require.NotNil(t, h.loaded[0].Logger)
+	h.stderr.Reset()
+	h.loaded[0].Logger.With("plugin", "gadgets").Info("from the loader")
+	assert.Equal(t, 1, strings.Count(h.stderr.String(), "plugin="), "the loader adds the plugin name itself: %s", h.stderr.String())
 }
 
 func syncOf(objects ...any) []any {
