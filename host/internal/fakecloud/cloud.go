@@ -3,11 +3,16 @@
 // it. It serves the unit tier and the demo; test/contract checks each rule below against the real
 // servers of hack/os-harness.sh.
 //
-// Rules copied from the real 2025.1 servers (Keystone 27, Neutron 26, Ironic 29):
+// Rules copied from the real 2025.1 servers (Keystone 27, Neutron 26, Ironic 29), each pinned by
+// host/internal/openstack/contract against them:
 //
 //   - Keystone: password tokens scoped to a project or to the system; a wrong password or an
 //     unknown user is 401. HEAD/GET /v3/auth/tokens validate X-Subject-Token (404 when invalid).
 //   - Every Neutron and Ironic API call needs a valid X-Auth-Token (401 otherwise).
+//   - Neutron answers a system-scoped token with empty lists and refuses its writes (403
+//     InvalidScope): Neutron work needs a project-scoped cloud.
+//   - Neutron list filters are limited: segment ranges cannot be filtered by shared, default,
+//     minimum or maximum, routers not by flavor_id, flavors not by service_profiles (400).
 //   - Neutron flavors: service_type must be L3_ROUTER_NAT (400); service_type is read-only (400);
 //     deleting a flavor a router uses is 409 FlavorInUse; names need not be unique.
 //   - Neutron service profiles: the driver must be a registered L3 provider (404
@@ -15,16 +20,17 @@
 //   - Association: POST /flavors/{id}/service_profiles answers with the *flavor* id (quirk); a
 //     second bind is 409; GET of the association list is 500; unbinding is allowed while routers
 //     use the flavor.
-//   - Routers: flavor_id is not a filter attribute (400); a router's flavor must exist and have a
-//     bound profile (404).
+//   - Routers: a router's flavor must exist and have a bound profile (404).
 //   - Segment ranges: admin only (a member lists nothing, writes are 403 or 404); network_type,
 //     physical_network, project_id and shared are read-only (400); vlan needs physical_network
 //     (400), gre/flat are unsupported (400); overlapping ranges of one type are 409.
 //   - Ironic: microversion from X-OpenStack-Ironic-API-Version or OpenStack-API-Version (absent →
 //     1.1, "latest" → max); above max or malformed → 406; runbooks need 1.92 (404 below); runbook
-//     names must be CUSTOM_* traits before 1.112; description and the traits sub-resource need
-//     1.112; only extra, name, steps, description, public and owner can be patched; a project
-//     admin cannot make a runbook public; marker pagination with a `next` link on full pages.
+//     names must be CUSTOM_* traits before 1.112, where a description is accepted and dropped;
+//     description and the traits sub-resource need 1.112; only extra, name, steps, description,
+//     public and owner can be patched (not disable_ramdisk); a project admin's runbooks are owned
+//     by its project and cannot be made public (a system-scoped admin can); another project's
+//     runbook is 403; marker pagination with a `next` link on every full page.
 package fakecloud
 
 import (

@@ -384,7 +384,9 @@ func prepare(req plugin.Request) (*prepared, error) {
 		}
 		p.header[ck] = vs
 	}
-	p.header.Set("Accept", "application/json")
+	if p.header.Get("Accept") == "" {
+		p.header.Set("Accept", "application/json")
+	}
 	if len(req.Body) > 0 && p.header.Get("Content-Type") == "" {
 		p.header.Set("Content-Type", "application/json")
 	}
