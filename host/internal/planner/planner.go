@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -70,13 +71,7 @@ func Build(contexts []bindingctx.Context, opts Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	plan.Unreadable = slices.Sorted(func(yield func(string) bool) {
-		for ref := range p.unreadable {
-			if !yield(ref) {
-				return
-			}
-		}
-	})
+	plan.Unreadable = slices.Sorted(maps.Keys(p.unreadable))
 	return plan, nil
 }
 
@@ -194,7 +189,7 @@ func (p *planner) full(contexts []bindingctx.Context) (Plan, error) {
 	}
 	live, deleted := p.readAll(items)
 	return Plan{
-		Reconcile:        live,
+		Reconcile:        slices.Clone(live),
 		Desired:          live,
 		Deleted:          dedupe(deleted),
 		PruneCredentials: credentials(live, deleted),

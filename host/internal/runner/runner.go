@@ -35,7 +35,8 @@ type Kube interface {
 	MergePatchStatus(ctx context.Context, t kube.Target, patch []byte) error
 }
 
-// Runner holds what one pass needs.
+// Runner holds what one pass needs. A process runs one pass, so Run keeps that pass's sessions
+// on the Runner and must not be called concurrently.
 type Runner struct {
 	Plugin    plugin.Plugin
 	Connector plugin.Connector
