@@ -303,6 +303,16 @@ func (a api) create(s Spec, steps []step) (*runbook, error) {
 	}
 	var rb runbook
 	if err := a.svc.Call("POST", runbooksPath, nil, body, &rb); err != nil {
+		switch {
+		case osapi.IsConflict(err):
+			// The GET said absent, so the runbook exists where these credentials cannot see it.
+			return nil, fmt.Errorf("create runbook %q: a runbook of that name exists but is not visible to these credentials "+
+				"(owned by another project and not public); use system-scoped credentials (system_scope: all) or set "+
+				"spec.owner to the credentials' project: %w", s.RunbookName, err)
+		case s.Public && osapi.StatusCode(err) == osapi.StatusForbidden:
+			return nil, fmt.Errorf("create runbook %q: only a system-scoped token may create a public runbook; "+
+				"use credentials with system_scope: all: %w", s.RunbookName, err)
+		}
 		return nil, fmt.Errorf("create runbook %q: %w", s.RunbookName, err)
 	}
 	if rb.UUID == "" {
@@ -353,6 +363,10 @@ func (a api) update(cur *runbook, s Spec, steps []step) error {
 	}
 	var rb runbook
 	if err := a.svc.Call("PATCH", runbookPath(cur.UUID), nil, ops, &rb); err != nil {
+		if s.Public && !cur.Public && osapi.StatusCode(err) == osapi.StatusForbidden {
+			return fmt.Errorf("update runbook %q (%s): only a system-scoped token may make a runbook public; "+
+				"use credentials with system_scope: all: %w", s.RunbookName, cur.UUID, err)
+		}
 		return fmt.Errorf("update runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
 	}
 	if rb.UUID != "" {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
 )
 
 func TestDiscoverVersion(t *testing.T) {
@@ -252,6 +254,34 @@ func TestReconcile(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, again)
 			assert.Equal(t, []string{"GET v1/runbooks/" + tc.spec().RunbookName}, svc.Lines())
+		})
+	}
+}
+
+func TestCreateRefusalsSayWhatToChange(t *testing.T) {
+	cases := []struct {
+		name   string
+		status int
+		err    string
+	}{
+		{name: "hidden name", status: 409, err: "a runbook of that name exists but is not visible to these credentials"},
+		{name: "public needs system scope", status: 403, err: "only a system-scoped token may create a public runbook"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeIronic(t, "1.96")
+			a, svc := connectFake(t, f)
+			svc.Handle = func(r osapitest.Request) (int, any) {
+				if r.Method == "POST" {
+					return tc.status, fault("refused")
+				}
+				return f.handle(r)
+			}
+			s := bios()
+			s.RunbookName = "CUSTOM_NEW"
+			_, err := reconcile(a, s)
+			require.ErrorContains(t, err, tc.err)
+			assert.ErrorContains(t, err, "refused", "Ironic's own words are kept")
 		})
 	}
 }
