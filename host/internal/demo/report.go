@@ -99,7 +99,14 @@ func (d *driver) report(act string, before, after map[string]crRow, cloudBefore,
 			writes++
 		}
 	}
-	fmt.Fprintf(out, "    (%d Neutron/Ironic reads, %d writes)\n", reads, writes)
+	fmt.Fprintf(out, "    %d Neutron/Ironic reads, %d writes", reads, writes)
+	if writes > 0 {
+		fmt.Fprint(out, ":")
+	}
+	fmt.Fprintln(out)
+	for _, w := range d.cloud.Writes() {
+		fmt.Fprintf(out, "      %s\n", w)
+	}
 
 	var notes []string
 	if w := summariseKubeWrites(kubeRequests); w != "" {
