@@ -196,7 +196,7 @@ func TestRun(t *testing.T) {
 		{name: "disabled", setup: func(h *harness) { h.contexts(syncOf(widget("a"))) }, code: 0, loaded: 1,
 			stderr: []string{"WIDGET_ENABLED is not true; the hook is disabled"}},
 		{name: "bad LOG_LEVEL", setup: func(h *harness) { h.enable().contexts(syncOf(widget("a"))).env["LOG_LEVEL"] = "loud" },
-			code: 1, stderr: []string{`LOG_LEVEL must be one of debug, info, warning, error; got "loud"`}},
+			code: 1, stderr: []string{`LOG_LEVEL must be one of trace, debug, info, warn, error, fatal; got "loud"`}},
 		{name: "config error", setup: func(h *harness) { h.enable().contexts(syncOf(widget("a"))).env["WIDGET_READY_RETRIES"] = "many" },
 			code: 1, loaded: 1, stderr: []string{"WIDGET_READY_RETRIES must be an integer"}},
 		{name: "load error", setup: func(h *harness) {

@@ -14,17 +14,18 @@ import (
 func NewLogger(lookupEnv hookenv.LookupFunc, w io.Writer) (*slog.Logger, error) {
 	level := slog.LevelInfo
 	if v, ok := lookupEnv("LOG_LEVEL"); ok && v != "" {
+		// Hooks inherit shell-operator's LOG_LEVEL, so every level it accepts must work here too.
 		switch strings.ToLower(v) {
-		case "debug":
+		case "trace", "debug":
 			level = slog.LevelDebug
 		case "info":
 			level = slog.LevelInfo
 		case "warn", "warning":
 			level = slog.LevelWarn
-		case "error":
+		case "error", "fatal":
 			level = slog.LevelError
 		default:
-			return nil, fmt.Errorf("LOG_LEVEL must be one of debug, info, warning, error; got %q", v)
+			return nil, fmt.Errorf("LOG_LEVEL must be one of trace, debug, info, warn, error, fatal; got %q", v)
 		}
 	}
 	opts := &slog.HandlerOptions{Level: level}
