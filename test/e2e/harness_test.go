@@ -355,7 +355,7 @@ func containerEnv(c corev1.Container, local map[string]string) []string {
 func (h *harness) stopOperator() {
 	h.mu.Lock()
 	cmd, done := h.operator, h.opDone
-	h.operator = nil
+	h.operator, h.opDone = nil, nil
 	h.mu.Unlock()
 	if cmd == nil {
 		return
@@ -397,7 +397,12 @@ func tail(path string, n int) string {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		lines = append(lines, sc.Text())
+		line := sc.Text()
+		// shell-operator's error lines carry whole goroutine dumps; the message is at the front.
+		if len(line) > 600 {
+			line = line[:600] + "..."
+		}
+		lines = append(lines, line)
 		if len(lines) > n {
 			lines = lines[1:]
 		}
@@ -430,4 +435,20 @@ func yamlDocs(body []byte) ([]map[string]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// operatorExited reports whether the current shell-operator process has ended.
+func (h *harness) operatorExited() bool {
+	h.mu.Lock()
+	done := h.opDone
+	h.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }

@@ -70,25 +70,25 @@ func TestLifecycle(t *testing.T) {
 	}
 	require.NoError(t, h.startOperator(ctx))
 
-	t.Run("synchronization reconciles every example", func(t *testing.T) {
+	require.True(t, t.Run("synchronization reconciles every example", func(t *testing.T) {
 		for _, k := range kinds {
 			h.waitSynced(t, ctx, k, a[k.kind].GetName())
 		}
 		for _, k := range []kind{runbooks, routerFlavors} {
 			h.waitSynced(t, ctx, k, b[k.kind].GetName())
 		}
-	})
+	}), "later phases build on this one")
 
-	t.Run("PRUNE=true puts the finalizer on plugins that prune", func(t *testing.T) {
+	require.True(t, t.Run("PRUNE=true puts the finalizer on plugins that prune", func(t *testing.T) {
 		for _, k := range []kind{runbooks, routerFlavors} {
 			cr := h.get(t, ctx, k, a[k.kind].GetName())
 			assert.Contains(t, cr.GetFinalizers(), finalizer, "%s %s", k.kind, cr.GetName())
 		}
 		cr := h.get(t, ctx, segmentRanges, a[segmentRanges.kind].GetName())
 		assert.NotContains(t, cr.GetFinalizers(), finalizer, "segment ranges are never pruned, so they hold no finalizer")
-	})
+	}), "later phases build on this one")
 
-	t.Run("OpenStack holds the resources with ownership markers", func(t *testing.T) {
+	require.True(t, t.Run("OpenStack holds the resources with ownership markers", func(t *testing.T) {
 		rb, err := h.cloud.runbook(ctx, osName(a[runbooks.kind]))
 		require.NoError(t, err)
 		require.NotNil(t, rb, "runbook %s missing in Ironic", osName(a[runbooks.kind]))
@@ -119,9 +119,9 @@ func TestLifecycle(t *testing.T) {
 			want, _, _ := unstructured.NestedFieldNoCopy(a[segmentRanges.kind].Object, "spec", field)
 			assert.EqualValues(t, fmt.Sprint(want), fmt.Sprint(r[field]), "segment range %s", field)
 		}
-	})
+	}), "later phases build on this one")
 
-	t.Run("editing CRs updates OpenStack; bad credentials fail alone", func(t *testing.T) {
+	require.True(t, t.Run("editing CRs updates OpenStack; bad credentials fail alone", func(t *testing.T) {
 		h.edit(t, ctx, runbooks, a[runbooks.kind].GetName(), func(u *unstructured.Unstructured) {
 			require.NoError(t, unstructured.SetNestedField(u.Object, "edited", "spec", "extra", "e2e"))
 		})
@@ -164,9 +164,9 @@ func TestLifecycle(t *testing.T) {
 		r, err = h.cloud.segmentRange(ctx, osName(bad))
 		require.NoError(t, err)
 		assert.Nil(t, r, "nothing is created with refused credentials")
-	})
+	}), "later phases build on this one")
 
-	t.Run("deleting a CR with PRUNE=true deletes the resource, then releases the finalizer", func(t *testing.T) {
+	require.True(t, t.Run("deleting a CR with PRUNE=true deletes the resource, then releases the finalizer", func(t *testing.T) {
 		gone := map[string]func() (bool, error){
 			runbooks.kind: func() (bool, error) {
 				rb, err := h.cloud.runbook(ctx, osName(a[runbooks.kind]))
@@ -183,7 +183,7 @@ func TestLifecycle(t *testing.T) {
 		for _, k := range []kind{runbooks, routerFlavors} {
 			name := a[k.kind].GetName()
 			// Checked in this order on every poll: once the CR is gone, the resource must already be.
-			waitFor(t, syncWait, fmt.Sprintf("%s %s to be deleted", k.kind, name), func() (bool, string) {
+			h.waitFor(t, syncWait, fmt.Sprintf("%s %s to be deleted", k.kind, name), func() (bool, string) {
 				cr := h.getOrNil(t, ctx, k, name)
 				if cr != nil {
 					return false, fmt.Sprintf("still present, finalizers %v, status %v", cr.GetFinalizers(), cr.Object["status"])
@@ -204,12 +204,12 @@ func TestLifecycle(t *testing.T) {
 
 		// Segment ranges hold no finalizer and are never pruned: the CR goes, the range stays.
 		h.delete(t, ctx, segmentRanges, a[segmentRanges.kind].GetName())
-		waitFor(t, 10*time.Second, "segment range CR to be deleted", func() (bool, string) {
+		h.waitFor(t, 10*time.Second, "segment range CR to be deleted", func() (bool, string) {
 			return h.getOrNil(t, ctx, segmentRanges, a[segmentRanges.kind].GetName()) == nil, "still present"
 		})
-	})
+	}), "later phases build on this one")
 
-	t.Run("PRUNE=false strips the finalizers and leaves OpenStack alone", func(t *testing.T) {
+	require.True(t, t.Run("PRUNE=false strips the finalizers and leaves OpenStack alone", func(t *testing.T) {
 		before, err := h.installedDeployment(ctx)
 		require.NoError(t, err)
 		set := []string{"upgrade", release, chartDir, "--namespace", h.namespace, "--reuse-values"}
@@ -228,13 +228,13 @@ func TestLifecycle(t *testing.T) {
 		require.NoError(t, h.startOperator(ctx))
 		for _, k := range []kind{runbooks, routerFlavors} {
 			name := b[k.kind].GetName()
-			waitFor(t, syncWait, fmt.Sprintf("%s %s to lose the finalizer", k.kind, name), func() (bool, string) {
+			h.waitFor(t, syncWait, fmt.Sprintf("%s %s to lose the finalizer", k.kind, name), func() (bool, string) {
 				cr := h.get(t, ctx, k, name)
 				return !slices.Contains(cr.GetFinalizers(), finalizer), fmt.Sprintf("finalizers %v", cr.GetFinalizers())
 			})
 			h.waitSynced(t, ctx, k, name)
 			h.delete(t, ctx, k, name)
-			waitFor(t, 10*time.Second, fmt.Sprintf("%s %s to be deleted", k.kind, name), func() (bool, string) {
+			h.waitFor(t, 10*time.Second, fmt.Sprintf("%s %s to be deleted", k.kind, name), func() (bool, string) {
 				return h.getOrNil(t, ctx, k, name) == nil, "still present"
 			})
 		}
@@ -244,7 +244,7 @@ func TestLifecycle(t *testing.T) {
 		f, err := h.cloud.flavor(ctx, osName(b[routerFlavors.kind]))
 		require.NoError(t, err)
 		assert.NotNil(t, f, "with PRUNE=false a deleted CR's flavor stays in Neutron")
-	})
+	}), "later phases build on this one")
 }
 
 // renamed copies a CR under a new metadata.name (suffix) and OpenStack name (field path + osSuffix).
@@ -348,7 +348,7 @@ func readStatus(u *unstructured.Unstructured) crStatus {
 func (h *harness) waitStatus(t *testing.T, ctx context.Context, k kind, name, want string) crStatus {
 	t.Helper()
 	var st crStatus
-	waitFor(t, syncWait, fmt.Sprintf("%s %s to be %s", k.kind, name, want), func() (bool, string) {
+	h.waitFor(t, syncWait, fmt.Sprintf("%s %s to be %s", k.kind, name, want), func() (bool, string) {
 		u := h.get(t, ctx, k, name)
 		st = readStatus(u)
 		ok := st.syncStatus == want && st.observed == u.GetGeneration() && st.ready != nil &&
@@ -369,13 +369,17 @@ func (h *harness) waitSynced(t *testing.T, ctx context.Context, k kind, name str
 
 // waitFor polls cond every half second until it holds or timeout passes; the failure names what
 // was awaited and the last state seen.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+// A shell-operator that exited fails the wait at once.
+func (h *harness) waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, last := cond()
 		if ok {
 			return
+		}
+		if h.operatorExited() {
+			t.Fatalf("shell-operator exited while waiting for %s; last seen: %s", what, last)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
