@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,12 +58,12 @@ func (a *apiServer) crPath(ns, name string) string {
 
 // TestAgainstAPIServer checks the finalizer and status rules against the real API server's
 // answers (422 for a failed JSON-patch test, 404 Status naming a gone object, the terminating
-// state), which kubetest only imitates. It runs when OPENSTACK_SYNC_TEST_KUBECONFIG names a
-// cluster (the real-parts tier sets it); the unit tier has no API server.
+// state), which kubetest only imitates. It runs when OPENSTACK_SYNC_TEST_KUBECONFIG (or the e2e
+// tier's E2E_KUBECONFIG) names a cluster with admin rights; the unit tier has no API server.
 func TestAgainstAPIServer(t *testing.T) {
-	kubeconfig := os.Getenv("OPENSTACK_SYNC_TEST_KUBECONFIG")
+	kubeconfig := cmp.Or(os.Getenv("OPENSTACK_SYNC_TEST_KUBECONFIG"), os.Getenv("E2E_KUBECONFIG"))
 	if kubeconfig == "" {
-		t.Skip("OPENSTACK_SYNC_TEST_KUBECONFIG is not set: no real API server in this tier")
+		t.Skip("neither OPENSTACK_SYNC_TEST_KUBECONFIG nor E2E_KUBECONFIG is set: no real API server in this tier")
 	}
 	t.Setenv("KUBECONFIG", kubeconfig)
 	cfg, err := kube.Config()
