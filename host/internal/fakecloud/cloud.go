@@ -20,7 +20,8 @@
 //   - Association: POST /flavors/{id}/service_profiles answers with the *flavor* id (quirk); a
 //     second bind is 409; GET of the association list is 500; unbinding is allowed while routers
 //     use the flavor.
-//   - Routers: a router's flavor must exist and have a bound profile (404).
+//   - Routers: a router's flavor must exist and have a bound profile (404), and an enabled one
+//     (503 ServiceProfileDisabled).
 //   - Segment ranges: admin only (a member lists nothing, writes are 403 or 404); network_type,
 //     physical_network, project_id and shared are read-only (400); vlan needs physical_network
 //     (400), gre/flat are unsupported (400); overlapping ranges of one type are 409.

@@ -611,6 +611,10 @@ func (c *Cloud) neutronRouters(w http.ResponseWriter, r *http.Request, t *token,
 						"Service Profile  is not associated with flavor %s.", f.ID)
 					return
 				}
+				if !slices.ContainsFunc(f.Profiles, func(id string) bool { p := c.findProfile(id); return p != nil && p.Enabled }) {
+					neutronError(w, http.StatusServiceUnavailable, "ServiceProfileDisabled", "Service Profile is not enabled.")
+					return
+				}
 			}
 			rt := &routerRec{ID: newUUID(), Name: name, FlavorID: flavorID, ProjectID: t.projectID, Created: time.Now().UTC()}
 			c.routers = append(c.routers, rt)
