@@ -49,7 +49,19 @@ func testLogger() (*slog.Logger, *logBuffer) {
 // captured log.
 func testOptions(t testing.TB, env ...string) (Options, *logBuffer) {
 	log, lb := testLogger()
-	return Options{CacheDir: sharedCacheDir(t), Environ: func() []string { return env }, Logger: log}, lb
+	return Options{CacheDir: sharedCacheDir(t), LookupEnv: lookupIn(env), Logger: log}, lb
+}
+
+// lookupIn is a LookupEnv over "KEY=value" entries.
+func lookupIn(env []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for _, kv := range env {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
 }
 
 var (

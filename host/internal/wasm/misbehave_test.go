@@ -126,8 +126,7 @@ func TestOperatorGrantsNarrowTheDeclaredOnes(t *testing.T) {
 	require.NoError(t, err, "Options.Grants overrides the variable")
 
 	o.Grants = nil
-	o.Environ = func() []string { return []string{`MOCK_GRANTS=[{"service":"network"}]`} }
-	o.LookupEnv = nil
+	o.LookupEnv = lookupIn([]string{`MOCK_GRANTS=[{"service":"network"}]`})
 	_, err = load(ctx, guest(t, "pdkmock"), o.withDefaults())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MOCK_GRANTS is invalid")

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
@@ -46,10 +45,8 @@ type Options struct {
 	Digest string
 	// EnvPrefix overrides the plugin's own env prefix.
 	EnvPrefix string
-	// Environ lists the environment ("KEY=value" entries); default os.Environ. Only the plugin's
-	// <PREFIX>_* entries reach it, as Extism config without the prefix.
-	Environ func() []string
-	// LookupEnv reads one variable; default: looked up in Environ.
+	// LookupEnv reads one environment variable; default os.LookupEnv. The plugin's config_get of
+	// KEY reads <PREFIX>_KEY through it, so nothing outside its prefix can reach the plugin.
 	LookupEnv func(string) (string, bool)
 	// Grants, when non-nil, is the operator's narrowing of the plugin's declared grants and
 	// overrides <PREFIX>_GRANTS.
@@ -75,19 +72,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Environ == nil {
-		o.Environ = os.Environ
-	}
 	if o.LookupEnv == nil {
-		environ := o.Environ
-		o.LookupEnv = func(name string) (string, bool) {
-			for _, kv := range environ() {
-				if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-					return v, true
-				}
-			}
-			return "", false
-		}
+		o.LookupEnv = os.LookupEnv
 	}
 	if o.MemoryLimitPages == 0 {
 		o.MemoryLimitPages = DefaultMemoryLimitPages

@@ -35,8 +35,8 @@ type Plugin struct {
 	whenPrune, whenNoPrune plugin.CleanupPolicy
 	hasPrune, hasGroup     bool
 	grants                 grant.Set
-	// config is filled once the env prefix is known and only read afterwards.
-	config   map[string]string
+	// prefix is the env prefix; set once the metadata is read, before any call that reads config.
+	prefix   string
 	logLevel int32
 }
 
@@ -55,7 +55,7 @@ func Load(ctx context.Context, path string, opts Options) (plugin.Plugin, error)
 
 func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	o := opts.withDefaults()
-	p := &Plugin{path: path, name: pluginName(path), opts: o, config: map[string]string{},
+	p := &Plugin{path: path, name: pluginName(path), opts: o,
 		logLevel: extismLevel(ctx, o.Logger)}
 	p.log = o.Logger.With("plugin", p.name)
 	wasmBytes, err := readModule(path, o.Digest)
@@ -133,13 +133,7 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	if p.opts.EnvPrefix != "" {
 		prefix = p.opts.EnvPrefix
 	}
-	for _, kv := range p.opts.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			if key, ok := strings.CutPrefix(k, prefix+"_"); ok && key != "" {
-				p.config[key] = v
-			}
-		}
-	}
+	p.prefix = prefix
 	operator := p.opts.Grants
 	if operator == nil {
 		if raw, ok := p.opts.LookupEnv(prefix + "_GRANTS"); ok && strings.TrimSpace(raw) != "" {
@@ -157,7 +151,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	id := p.nextID.Add(1)
 	out := &boundedBuffer{max: outputCaptureBytes}
 	st := kernel.NewState(kernel.Limits{Memory: p.opts.KernelMemoryBytes, Output: p.opts.MaxOutputBytes,
-		Vars: DefaultMaxVarBytes}, p.config, p.guestLog, p.logLevel)
+		Vars: DefaultMaxVarBytes}, p.lookupConfig, p.guestLog, p.logLevel)
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions("_initialize").
@@ -189,6 +183,14 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		}
 	}
 	return inst, nil
+}
+
+// lookupConfig answers config_get: KEY is the hook's <PREFIX>_KEY, and nothing else is visible.
+func (p *Plugin) lookupConfig(key string) (string, bool) {
+	if p.prefix == "" {
+		return "", false
+	}
+	return p.opts.LookupEnv(p.prefix + "_" + key)
 }
 
 // guestLog writes a guest's log line, naming the plugin and, during a reconcile, the CR.

@@ -51,7 +51,7 @@ func TestPanickingPluginFailsOnlyItsCRThroughTheRunner(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	wasmPath := wasmtest.BuildGuest(t, "testdata/guests", "pdkmock", "../../../pdk")
 	p, err := wasm.Load(context.Background(), wasmPath, wasm.Options{CacheDir: t.TempDir(), Logger: log,
-		Environ: func() []string { return nil }})
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	defer p.Close(context.Background())
 

@@ -67,7 +67,7 @@ type State struct {
 	errMsg    []byte
 	errSet    bool
 
-	config   map[string]string
+	config   func(key string) (string, bool)
 	vars     map[string][]byte
 	varBytes int
 
@@ -78,8 +78,8 @@ type State struct {
 // arenaBase is where the first block starts: a non-zero, 8-aligned offset.
 const arenaBase = 8
 
-// NewState returns the state of a fresh instance. config is shared and never written.
-func NewState(limits Limits, config map[string]string, log Logger, logLevel int32) *State {
+// NewState returns the state of a fresh instance; config answers config_get (nil: no config).
+func NewState(limits Limits, config func(key string) (string, bool), log Logger, logLevel int32) *State {
 	return &State{
 		limits:   limits,
 		arena:    make([]byte, arenaBase, 64<<10),
@@ -185,7 +185,11 @@ func (s *State) setOutput(fn string, off, n uint64) []byte {
 }
 
 func (s *State) configGet(off uint64) uint64 {
-	v, ok := s.config[string(s.Block("config_get", off))]
+	key := string(s.Block("config_get", off))
+	if s.config == nil || key == "" {
+		return 0
+	}
+	v, ok := s.config(key)
 	if !ok {
 		return 0
 	}

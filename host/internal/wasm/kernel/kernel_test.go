@@ -105,7 +105,8 @@ func TestAllocStopsAtTheMemoryLimit(t *testing.T) {
 
 func TestInputConfigVarsAndLog(t *testing.T) {
 	var logged []string
-	s := NewState(testLimits, map[string]string{"REGION": "r1"},
+	config := map[string]string{"REGION": "r1"}
+	s := NewState(testLimits, func(k string) (string, bool) { v, ok := config[k]; return v, ok },
 		func(_ context.Context, level int32, msg string) { logged = append(logged, msg) }, LevelInfo)
 	s.Reset([]byte("0123456789"))
 	res, _ := call(t, s, "input_length")
