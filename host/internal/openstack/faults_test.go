@@ -148,6 +148,18 @@ func TestReauthenticatesBeforeExpiry(t *testing.T) {
 	}
 }
 
+func TestProactiveRenewalSurvivesAKeystoneBlip(t *testing.T) {
+	h := newHarness(t, fakecloud.Options{TokenTTL: 30 * time.Second}, Options{MaxAttempts: 1})
+	_, err := h.session.Do(context.Background(), listFlavors)
+	require.NoError(t, err)
+	h.cloud.Inject(fakecloud.Fault{Service: fakecloud.Identity, Path: "/v3/auth/tokens", Status: 503})
+	resp, err := h.session.Do(context.Background(), listFlavors)
+	require.NoError(t, err, "the current token has 30s left")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	sent := h.transport.sent("/v2.0/flavors")
+	assert.Equal(t, "openstack-sync test-plugin", sent[len(sent)-1].Header.Get("User-Agent"))
+}
+
 func TestKeystoneRefusingThePasswordFailsFast(t *testing.T) {
 	h := newHarness(t, fakecloud.Options{}, Options{})
 	h.cloud.SetPassword("admin", "rotated")

@@ -34,6 +34,8 @@ type session struct {
 	limiter *rate.Limiter
 	client  *http.Client
 	log     *slog.Logger
+	// userAgent names the host and the plugin, so cloud operators can tell who sent a request.
+	userAgent string
 
 	// sleep waits between retries; tests replace it to observe the delays without waiting.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -62,8 +64,9 @@ func newSession(creds plugin.Credentials, cfg *cloudConfig, opts Options, limite
 		}},
 		log: opts.Logger.With("plugin", opts.Plugin, "namespace", creds.Namespace,
 			"secret", creds.SecretName, "cloud", creds.CloudName),
-		sleep:  sleepCtx,
-		jitter: func(d time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(d) + 1)) },
+		userAgent: strings.TrimSuffix("openstack-sync "+opts.Plugin, " "),
+		sleep:     sleepCtx,
+		jitter:    func(d time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(d) + 1)) },
 	}
 }
 
@@ -194,7 +197,8 @@ func (s *session) send(ctx context.Context, pc *gophercloud.ProviderClient, p *p
 		}
 		token := pc.Token()
 		if exp := pc.TokenExpiry(); !exp.IsZero() && time.Until(exp) < reauthMargin {
-			if err := s.reauthenticate(ctx, pc, token); err != nil {
+			// A token that still lives is better than none when Keystone has a blip; a refusal is final.
+			if err := s.reauthenticate(ctx, pc, token); err != nil && (plugin.IsPermanent(err) || time.Until(exp) <= 0) {
 				return nil, err
 			}
 			token = pc.Token()
@@ -269,6 +273,7 @@ func (s *session) attempt(ctx context.Context, p *prepared, target *url.URL, tok
 		hreq.Header[k] = append([]string(nil), vs...)
 	}
 	hreq.Header.Set("X-Auth-Token", token)
+	hreq.Header.Set("User-Agent", s.userAgent)
 	if p.validatesOwnToken {
 		hreq.Header.Set("X-Subject-Token", token)
 	}
