@@ -58,24 +58,30 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // A module that cannot load will not load on retry either.
 func (e *LoadError) Permanent() bool { return true }
 
-// readModule reads the file and checks its digest.
-func readModule(path, digest string) ([]byte, error) {
+// readModule reads the file and returns it with its sha256 in hex.
+func readModule(path string) ([]byte, string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &LoadError{Path: path, Reason: "cannot read the module", Err: err}
-	}
-	if digest == "" {
-		return b, nil
-	}
-	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(digest), "sha256:"))
-	if len(want) != sha256.Size*2 {
-		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("configured digest %q is not a sha256 (want sha256:<64 hex digits>)", digest)}
+		return nil, "", &LoadError{Path: path, Reason: "cannot read the module", Err: err}
 	}
 	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != want {
-		return nil, &LoadError{Path: path, Reason: fmt.Sprintf("digest mismatch: expected sha256:%s, actual sha256:%s", want, got)}
+	return b, hex.EncodeToString(sum[:]), nil
+}
+
+// checkDigest refuses a module whose sha256 is not the pinned one; source names where the pin
+// came from, for the error.
+func checkDigest(path, actual, pinned, source string) error {
+	if pinned == "" {
+		return nil
 	}
-	return b, nil
+	want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(pinned), "sha256:"))
+	if _, err := hex.DecodeString(want); err != nil || len(want) != sha256.Size*2 {
+		return &LoadError{Path: path, Reason: fmt.Sprintf("%s %q is not a sha256 digest (want sha256:<64 hex digits>)", source, pinned)}
+	}
+	if actual != want {
+		return &LoadError{Path: path, Reason: fmt.Sprintf("digest mismatch: expected sha256:%s (%s), actual sha256:%s", want, source, actual)}
+	}
+	return nil
 }
 
 // openCache returns the compilation cache, or nil (with a warning) when the directory is not

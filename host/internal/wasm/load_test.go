@@ -122,11 +122,41 @@ func TestDigestIsChecked(t *testing.T) {
 	o.Digest = "sha256:" + bad
 	_, err = Load(context.Background(), path, o)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "wasm plugin "+path+": digest mismatch: expected sha256:"+bad+", actual sha256:"+good)
+	assert.Contains(t, err.Error(), "wasm plugin "+path+": digest mismatch: expected sha256:"+bad+" (configured digest), actual sha256:"+good)
 
 	o.Digest = "md5:abc"
 	_, err = Load(context.Background(), path, o)
-	assert.ErrorContains(t, err, `configured digest "md5:abc" is not a sha256`)
+	assert.ErrorContains(t, err, `configured digest "md5:abc" is not a sha256 digest`)
+
+	// The chart pins the digest in <PREFIX>_PLUGIN_SHA256.
+	cases := []struct {
+		name      string
+		env       []string
+		envPrefix string
+		want      string
+	}{
+		{"pinned under the plugin's own prefix", []string{"MOCK_PLUGIN_SHA256=" + good}, "", ""},
+		{"wrong pin under the plugin's own prefix", []string{"MOCK_PLUGIN_SHA256=" + bad}, "",
+			"digest mismatch: expected sha256:" + bad + " (MOCK_PLUGIN_SHA256), actual sha256:" + good},
+		{"wrong pin under an overriding prefix", []string{"OTHER_PLUGIN_SHA256=" + bad, "MOCK_PLUGIN_SHA256=" + good}, "OTHER",
+			"(OTHER_PLUGIN_SHA256)"},
+		{"garbage pin", []string{"MOCK_PLUGIN_SHA256=yes"}, "", `MOCK_PLUGIN_SHA256 "yes" is not a sha256 digest`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, _ := testOptions(t, c.env...)
+			o.EnvPrefix = c.envPrefix
+			p, err := Load(context.Background(), path, o)
+			if c.want == "" {
+				require.NoError(t, err)
+				p.Close(context.Background())
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "wasm plugin "+path+": ")
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
 }
 
 func TestCompilationCache(t *testing.T) {

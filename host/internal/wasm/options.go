@@ -29,6 +29,9 @@ const (
 	outputCaptureBytes = 64 << 10
 )
 
+// DigestEnvSuffix completes <PREFIX> into the variable holding the module's pinned sha256.
+const DigestEnvSuffix = "_PLUGIN_SHA256"
+
 // CacheDirEnv names the variable that sets the compilation cache directory.
 const CacheDirEnv = "OPENSTACK_SYNC_CACHE_DIR"
 
@@ -41,7 +44,9 @@ type Options struct {
 	// NoCache disables the compilation cache.
 	NoCache bool
 	// Digest, when set, is the module's expected sha256 ("sha256:<hex>" or "<hex>"); a module
-	// with another digest is refused.
+	// with another digest is refused. When empty, the variable <PREFIX>_PLUGIN_SHA256 (which the
+	// chart sets) is used: read before any guest code runs when EnvPrefix is given, else right
+	// after the sandboxed metadata call has named the prefix, before anything else.
 	Digest string
 	// EnvPrefix overrides the plugin's own env prefix.
 	EnvPrefix string

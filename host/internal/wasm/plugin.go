@@ -20,10 +20,11 @@ import (
 // Plugin is a loaded wasm module behind plugin.Plugin. Like every plugin.Plugin it expects one
 // method call at a time; its instance pool still never lets two goroutines share an instance.
 type Plugin struct {
-	path string
-	name string
-	opts Options
-	log  *slog.Logger
+	path   string
+	name   string
+	digest string
+	opts   Options
+	log    *slog.Logger
 
 	cache    wazero.CompilationCache
 	runtime  wazero.Runtime
@@ -58,7 +59,20 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	p := &Plugin{path: path, name: pluginName(path), opts: o,
 		logLevel: extismLevel(ctx, o.Logger)}
 	p.log = o.Logger.With("plugin", p.name)
-	wasmBytes, err := readModule(path, o.Digest)
+	wasmBytes, digest, err := readModule(path)
+	if err != nil {
+		return nil, err
+	}
+	p.digest = digest
+	digestChecked := false
+	switch {
+	case o.Digest != "":
+		err, digestChecked = checkDigest(path, digest, o.Digest, "configured digest"), true
+	case o.EnvPrefix != "":
+		if pin, ok := o.LookupEnv(o.EnvPrefix + DigestEnvSuffix); ok {
+			err, digestChecked = checkDigest(path, digest, pin, o.EnvPrefix+DigestEnvSuffix), true
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +100,14 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err := p.readMetadata(ctx, exports); err != nil {
 		p.Close(ctx)
 		return nil, err
+	}
+	if !digestChecked {
+		if pin, ok := o.LookupEnv(p.prefix + DigestEnvSuffix); ok {
+			if err := checkDigest(path, digest, pin, p.prefix+DigestEnvSuffix); err != nil {
+				p.Close(ctx)
+				return nil, err
+			}
+		}
 	}
 	return p, nil
 }
