@@ -272,7 +272,7 @@ func osName(u *unstructured.Unstructured) string {
 func (h *harness) applySecrets(t *testing.T, ctx context.Context) {
 	t.Helper()
 	for name, password := range map[string]string{h.examples.secret.GetName(): "", badSecret: "not-the-password"} {
-		body, err := cloudsYAMLFor(h.env.CloudsYAML, h.env.Cloud, h.examples.clouds, password)
+		body, err := secretCloudsYAML(h.env.CloudsYAML, h.examples.clouds, password)
 		require.NoError(t, err)
 		s := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Secret",

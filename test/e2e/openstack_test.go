@@ -178,9 +178,10 @@ func (c *cloud) deleteSegmentRange(ctx context.Context, name string) error {
 	return err
 }
 
-// cloudsYAMLFor writes a clouds.yaml whose entries, one per name, all hold the given cloud's
-// settings; password replaces the password when non-empty (the bad-credentials Secret).
-func cloudsYAMLFor(cloudsYAML, cloud string, names []string, password string) ([]byte, error) {
+// secretCloudsYAML is the clouds.yaml a credentials Secret holds: the harness's file as is, as an
+// operator would paste it, or with every password replaced (the bad-credentials Secret). Each cloud
+// the examples name must be in it.
+func secretCloudsYAML(cloudsYAML string, need []string, password string) ([]byte, error) {
 	body, err := os.ReadFile(cloudsYAML)
 	if err != nil {
 		return nil, err
@@ -191,24 +192,20 @@ func cloudsYAMLFor(cloudsYAML, cloud string, names []string, password string) ([
 	if err := yaml.Unmarshal(body, &file); err != nil {
 		return nil, fmt.Errorf("%s: %w", cloudsYAML, err)
 	}
-	entry, ok := file.Clouds[cloud]
-	if !ok {
-		return nil, fmt.Errorf("%s has no cloud %q", cloudsYAML, cloud)
+	for _, n := range need {
+		if _, ok := file.Clouds[n]; !ok {
+			return nil, fmt.Errorf("the examples use cloud %q, which %s does not define", n, cloudsYAML)
+		}
 	}
-	if password != "" {
-		b, _ := json.Marshal(entry)
-		var cp map[string]any
-		_ = json.Unmarshal(b, &cp)
-		auth, _ := cp["auth"].(map[string]any)
+	if password == "" {
+		return body, nil
+	}
+	for name, entry := range file.Clouds {
+		auth, _ := entry["auth"].(map[string]any)
 		if auth == nil {
-			return nil, fmt.Errorf("%s cloud %q has no auth section", cloudsYAML, cloud)
+			return nil, fmt.Errorf("%s cloud %q has no auth section", cloudsYAML, name)
 		}
 		auth["password"] = password
-		entry = cp
 	}
-	out := map[string]any{}
-	for _, n := range names {
-		out[n] = entry
-	}
-	return yaml.Marshal(map[string]any{"clouds": out})
+	return yaml.Marshal(map[string]any{"clouds": file.Clouds})
 }
