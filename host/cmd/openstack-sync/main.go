@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,9 +13,12 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/demo"
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; else the module version.
@@ -27,6 +29,8 @@ const usage = `usage: openstack-sync <command> [arguments]
 commands:
   hook --plugin <file> [--config] [--env-prefix P] [--binding NAME]
           run one plugin as a shell-operator hook
+  demo [--plugins DIR] [--examples DIR]
+          complete hook passes against an in-process cloud and Kubernetes
   version print the version
 `
 
@@ -45,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "hook":
 		return hook.Main(ctx, deps(), args[1:], os.LookupEnv, stdout, stderr)
+	case "demo":
+		return demo.Main(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "openstack-sync", versionString())
 		return hook.ExitOK
@@ -68,19 +74,12 @@ func versionString() string {
 
 func deps() hook.Deps {
 	return hook.Deps{
-		LoadPlugin: func(context.Context, string, hook.LoadOptions) (plugin.Plugin, error) {
-			return nil, errors.New("loading wasm plugins is not available in this build yet")
+		LoadPlugin: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
+			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
 		NewKube: func() (hook.Kube, error) { return kube.New() },
-		NewConnector: func(hook.SecretReader, *slog.Logger) plugin.Connector {
-			return unavailableConnector{}
+		NewConnector: func(s hook.SecretReader, l *slog.Logger) plugin.Connector {
+			return openstack.NewConnector(s, openstack.Options{Logger: l})
 		},
 	}
-}
-
-// unavailableConnector stands in until the OpenStack connector is wired.
-type unavailableConnector struct{}
-
-func (unavailableConnector) Connect(context.Context, plugin.Credentials) (plugin.Session, error) {
-	return nil, errors.New("connecting to OpenStack is not available in this build yet")
 }
