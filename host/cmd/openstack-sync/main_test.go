@@ -19,9 +19,11 @@ func TestCommands(t *testing.T) {
 		{args: []string{"help"}, code: 0, stdout: "usage: openstack-sync <command>"},
 		{args: []string{"version"}, code: 0, stdout: "openstack-sync "},
 		{args: []string{"hook"}, code: 2, stderr: "--plugin is required"},
-		// Until the wasm loader is wired, loading says so plainly.
-		{args: []string{"hook", "--plugin", "x.wasm", "--config"}, code: 1,
-			stderr: "loading plugin x.wasm: loading wasm plugins is not available in this build yet"},
+		// The real wasm loader is wired: a missing module is named with the reason.
+		{args: []string{"hook", "--plugin", "testdata/missing.wasm", "--config"}, code: 1,
+			stderr: "loading plugin testdata/missing.wasm"},
+		{args: []string{"hook", "--plugin", "testdata/missing.wasm", "--config"}, code: 1,
+			stderr: "no such file or directory"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
