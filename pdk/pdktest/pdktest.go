@@ -31,10 +31,14 @@ type Exchange struct {
 type Options struct {
 	// Config holds the plugin's configuration (keys without the env prefix).
 	Config map[string]string
-	// Grants, when non-nil, make the fake refuse requests outside them with a permanent
-	// *pdk.HostError of kind "grant_denied", as the real host does. Pass the plugin's
-	// Metadata.Grants to prove the plugin declares everything it calls.
+	// Grants make the fake refuse requests outside them with a permanent *pdk.HostError of kind
+	// "grant_denied", as the real host does. nil means the registered plugin's declared grants
+	// (when a plugin is registered, as in a plugin's own package tests), so a test fails when
+	// the plugin calls something it did not declare; set AllowAll to enforce nothing.
 	Grants []pdk.Grant
+	// AllowAll disables grant enforcement (for helpers tested without a registered plugin's
+	// grants in mind).
+	AllowAll bool
 	// Script answers requests in order. The test fails when a request does not match the next
 	// exchange or when exchanges are left over at the end of the test.
 	Script []Exchange
@@ -64,6 +68,14 @@ type Host struct {
 // New returns a Context backed by a fake host configured by opts.
 func New(t testing.TB, opts Options) *pdk.Context {
 	t.Helper()
+	if opts.Grants == nil && !opts.AllowAll {
+		if p := pdk.Registered(); p != nil {
+			opts.Grants = p.Metadata.Grants
+		}
+	}
+	if opts.AllowAll {
+		opts.Grants = nil
+	}
 	h := &Host{t: t, opts: opts}
 	t.Cleanup(func() {
 		h.mu.Lock()

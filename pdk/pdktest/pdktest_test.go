@@ -12,7 +12,8 @@ import (
 
 func TestScriptAnswersInOrderAndRecords(t *testing.T) {
 	ctx := pdktest.New(t, pdktest.Options{
-		Config: map[string]string{"REGION": "r1"},
+		AllowAll: true, // independent of what another test registered
+		Config:   map[string]string{"REGION": "r1"},
 		Script: []pdktest.Exchange{
 			{Method: "GET", Service: "network", Path: "v2.0/flavors", Body: map[string]any{"flavors": []any{}}},
 			{Method: "POST", Service: "network", Path: "v2.0/flavors", Status: 409, Body: map[string]any{"NeutronError": map[string]string{"message": "dup"}}},
@@ -50,4 +51,22 @@ func TestGrantsAreEnforcedLikeTheHost(t *testing.T) {
 	require.ErrorAs(t, err, &he)
 	assert.Equal(t, "grant_denied", he.Kind)
 	assert.True(t, pdk.IsPermanent(err))
+}
+
+func TestRegisteredGrantsAreEnforcedByDefault(t *testing.T) {
+	pdk.Register(pdk.Plugin{
+		Metadata: pdk.Metadata{Name: "t", EnvPrefix: "T",
+			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things"}}}},
+		WaitForAPI: func(*pdk.Context) error { return nil },
+		Reconcile:  func(*pdk.Context, *pdk.ReconcileRequest) (*pdk.Result, error) { return nil, nil },
+	})
+	answer := func(*pdk.Request) (*pdk.Response, error) { return pdktest.JSON(200, nil), nil }
+
+	ctx := pdktest.New(t, pdktest.Options{Handler: answer})
+	require.NoError(t, ctx.OpenStack("network").Get("v2.0/things", nil, nil))
+	err := ctx.OpenStack("network").Post("v2.0/things", map[string]string{}, nil)
+	assert.True(t, pdk.IsPermanent(err), "an undeclared call fails like on the real host")
+
+	ctx = pdktest.New(t, pdktest.Options{Handler: answer, AllowAll: true})
+	assert.NoError(t, ctx.OpenStack("network").Post("v2.0/things", map[string]string{}, nil))
 }
