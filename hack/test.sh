@@ -24,8 +24,7 @@ done
 
 passed=$(grep -cE '^ok[[:space:]]' "$log")
 failed=$(grep -cE '^(FAIL[[:space:]]|--- FAIL|panic:)' "$log")
-skipped=$(grep -cE '^--- SKIP' "$log")
 [ "$fail" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
 echo
-echo "packages: $passed passed, $failed failed, $skipped skipped"
+echo "packages: $passed passed, $failed failed"
 exit $fail

@@ -1,6 +1,7 @@
 package pdktest_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,13 +54,10 @@ func TestGrantsAreEnforcedLikeTheHost(t *testing.T) {
 	assert.True(t, pdk.IsPermanent(err))
 }
 
+var registerOnce sync.Once
+
 func TestRegisteredGrantsAreEnforcedByDefault(t *testing.T) {
-	pdk.Register(pdk.Plugin{
-		Metadata: pdk.Metadata{Name: "t", EnvPrefix: "T",
-			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things"}}}},
-		WaitForAPI: func(*pdk.Context) error { return nil },
-		Reconcile:  func(*pdk.Context, *pdk.ReconcileRequest) (*pdk.Result, error) { return nil, nil },
-	})
+	registerOnce.Do(func() { pdk.Register(testPlugin) })
 	answer := func(*pdk.Request) (*pdk.Response, error) { return pdktest.JSON(200, nil), nil }
 
 	ctx := pdktest.New(t, pdktest.Options{Handler: answer})
@@ -69,4 +67,11 @@ func TestRegisteredGrantsAreEnforcedByDefault(t *testing.T) {
 
 	ctx = pdktest.New(t, pdktest.Options{Handler: answer, AllowAll: true})
 	assert.NoError(t, ctx.OpenStack("network").Post("v2.0/things", map[string]string{}, nil))
+}
+
+var testPlugin = pdk.Plugin{
+	Metadata: pdk.Metadata{Name: "t", EnvPrefix: "T",
+		Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things"}}}},
+	WaitForAPI: func(*pdk.Context) error { return nil },
+	Reconcile:  func(*pdk.Context, *pdk.ReconcileRequest) (*pdk.Result, error) { return nil, nil },
 }
