@@ -15,6 +15,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 )
 
 var buildMu sync.Mutex
@@ -47,8 +48,11 @@ func BuildGuest(tb testing.TB, moduleDir, pkg string, extraSources ...string) st
 		tb.Fatal(err)
 	}
 	tmp := out + ".tmp"
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-buildmode=c-shared", "-trimpath",
-		"-o", tmp, "./"+pkg)
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, "./"+pkg)
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off", "GOFLAGS=-mod=mod")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -57,7 +61,24 @@ func BuildGuest(tb testing.TB, moduleDir, pkg string, extraSources ...string) st
 	if err := os.Rename(tmp, out); err != nil {
 		tb.Fatal(err)
 	}
+	pruneStale(filepath.Dir(filepath.Dir(out)), filepath.Base(filepath.Dir(out)))
 	return out
+}
+
+// pruneStale removes guest builds of other source versions not used for a week, so the cache
+// does not grow by a few MB with every edit of a guest or of the pdk.
+func pruneStale(dir, keep string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || e.Name() == keep || time.Since(info.ModTime()) < 7*24*time.Hour {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 func sourceKey(dirs []string) (string, error) {
