@@ -1,7 +1,29 @@
 // Package openstack turns a credential group (a clouds.yaml entry in a Kubernetes Secret) into a
-// plugin.Session that proxies plugin requests to OpenStack: catalog lookup, safe path joining,
-// microversion headers, token handling and re-authentication, retries, timeouts, size limits and
-// rate limiting. It is the only package of the host that imports gophercloud.
+// plugin.Session that proxies plugin requests to OpenStack. It is the only package of the host
+// that imports gophercloud, which it uses for Keystone authentication, re-authentication and the
+// catalog; requests themselves go through the session's own HTTP client so that retries, limits
+// and logging follow the rules below.
+//
+// What a plugin can rely on (plugin.Request):
+//
+//   - Service is a catalog type ("network", "baremetal", "identity"); the endpoint comes from the
+//     catalog with the clouds.yaml interface and region.
+//   - Path is relative to that endpoint and starts with the API version ("v2.0/flavors",
+//     "v1/runbooks/CUSTOM_X"); a version the catalog URL already ends with is not repeated, "" is
+//     the endpoint root. Segments must be escaped; "." and ".." (also escaped), URLs, "//host",
+//     queries and fragments in Path are refused.
+//   - Credential and framing headers (X-Auth-Token, Authorization, Cookie, Host, ...) and the
+//     microversion headers cannot be set; Microversion sends both OpenStack-API-Version and the
+//     service's legacy header (X-OpenStack-Ironic-API-Version for baremetal).
+//   - HEAD or GET identity "v3/auth/tokens" validates the session's own token (the connectivity
+//     probe); no other token call is allowed, and token headers never appear in a Response.
+//   - Any HTTP status is a Response. Errors mean no usable answer: an AuthError (permanent) when
+//     Keystone refuses the credentials, a TransportError for connection failures and timeouts, or
+//     a bad request. Messages are stable from run to run.
+//   - GET, HEAD, PUT and DELETE are retried with exponential backoff and full jitter on connection
+//     failures, timeouts and 502/503/504; any method is retried when the request never left (the
+//     connection was refused) and after 429, honouring Retry-After. A POST or PATCH that may have
+//     reached the server is never re-sent. A 401 triggers one re-authentication and re-send.
 package openstack
 
 import (
