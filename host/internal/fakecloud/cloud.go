@@ -35,10 +35,12 @@
 package fakecloud
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -242,6 +244,8 @@ type Request struct {
 	Microversion string
 	// Status is the answered status; 0 when a fault reset the connection.
 	Status int
+	// Body is the request body of a write (anything but GET and HEAD), e.g. a JSON patch.
+	Body string
 }
 
 func (r Request) String() string {
@@ -305,6 +309,12 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 func (c *Cloud) wrap(service string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := Request{Service: service, Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && service != Identity {
+			// Identity bodies carry passwords; the log keeps none.
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			rec.Body = string(body)
+		}
 		if service == Baremetal {
 			rec.Microversion = requestedIronicVersion(r.Header)
 		}

@@ -220,8 +220,14 @@ func TestWritesAndSeeding(t *testing.T) {
 	assert.Equal(t, rb.UUID, doc["uuid"])
 	assert.Equal(t, map[string]any{}, doc["extra"])
 
-	require.Len(t, c.Writes(), 1)
+	status, _ = cl.do(http.MethodPatch, c.BaremetalURL()+"v1/runbooks/CUSTOM_SEEDED", "1.96", `[{"op": "add", "path": "/extra", "value": {}}]`)
+	require.Equal(t, http.StatusForbidden, status, "a project admin may not touch a public runbook it does not own")
+	require.Len(t, c.Writes(), 2)
+	assert.Equal(t, `[{"op": "add", "path": "/extra", "value": {}}]`, c.Writes()[1].Body)
 	assert.Equal(t, "network DELETE /v2.0/flavors/"+f.ID+" -> 409", c.Writes()[0].String())
+	for _, r := range c.Requests() {
+		assert.NotContains(t, r.Body, "admin-secret", "passwords stay out of the log")
+	}
 	assert.Equal(t, "1.96", c.Requests()[len(c.Requests())-1].Microversion)
 	c.ResetRequests()
 	assert.Empty(t, c.Requests())

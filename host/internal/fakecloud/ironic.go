@@ -167,6 +167,12 @@ func (c *Cloud) runbookVisible(t *token, rb *runbookRec) bool {
 
 // findRunbook looks a runbook up by name or UUID. One the caller may not see is refused with the
 // real server's 403, whose message carries an unformatted placeholder.
+// ownsRunbook says whether t may change rb: a system-scoped token may change any runbook, a
+// project-scoped one only its project's (a public runbook it can see but not change).
+func ownsRunbook(t *token, rb *runbookRec) bool {
+	return t.system || rb.Owner != nil && *rb.Owner == t.projectID
+}
+
 func (c *Cloud) findRunbook(w http.ResponseWriter, t *token, ident string) *runbookRec {
 	for _, rb := range c.runbooks {
 		if rb.UUID == ident || rb.Name == ident {
@@ -387,7 +393,7 @@ func (c *Cloud) ironicRunbook(w http.ResponseWriter, r *http.Request, t *token, 
 	case http.MethodGet:
 		writeJSON(w, http.StatusOK, c.renderRunbook(rb, v))
 	case http.MethodDelete:
-		if !t.isAdmin() {
+		if !t.isAdmin() || !ownsRunbook(t, rb) {
 			ironicError(w, http.StatusForbidden, "Access was denied to the following resource: baremetal:runbook:delete")
 			return
 		}
@@ -401,7 +407,7 @@ func (c *Cloud) ironicRunbook(w http.ResponseWriter, r *http.Request, t *token, 
 }
 
 func (c *Cloud) patchRunbook(w http.ResponseWriter, r *http.Request, t *token, v version, rb *runbookRec) {
-	if !t.isAdmin() {
+	if !t.isAdmin() || !ownsRunbook(t, rb) {
 		ironicError(w, http.StatusForbidden, "Access was denied to the following resource: baremetal:runbook:update")
 		return
 	}
@@ -528,7 +534,7 @@ func (c *Cloud) ironicRunbookTraits(w http.ResponseWriter, r *http.Request, t *t
 	if rb == nil {
 		return
 	}
-	if r.Method != http.MethodGet && !t.isAdmin() {
+	if r.Method != http.MethodGet && (!t.isAdmin() || !ownsRunbook(t, rb)) {
 		ironicError(w, http.StatusForbidden, "Access was denied to the following resource: baremetal:runbook:update")
 		return
 	}
