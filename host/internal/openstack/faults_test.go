@@ -227,6 +227,16 @@ func TestKeystoneOutageIsRetried(t *testing.T) {
 	assert.False(t, plugin.IsPermanent(err), "an outage may end; the readiness loop retries it")
 }
 
+func TestWrongAuthURLIsPermanent(t *testing.T) {
+	h := newHarness(t, fakecloud.Options{}, Options{})
+	h.cloud.Inject(fakecloud.Fault{Service: fakecloud.Identity, Path: "/v3/auth/tokens", Status: http.StatusNotFound})
+	_, err := h.session.Do(context.Background(), listFlavors)
+	require.Error(t, err)
+	assert.True(t, plugin.IsPermanent(err))
+	assert.Contains(t, err.Error(), `Secret ns1/creds: Keystone answered 404 Not Found; check auth.auth_url "`+h.cloud.AuthURL()+`"`)
+	assert.Empty(t, h.slept())
+}
+
 func TestUnreachableCloudHasAStableMessage(t *testing.T) {
 	// A port nothing listens on: bind one, then close it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")

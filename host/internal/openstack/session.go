@@ -128,6 +128,11 @@ func (s *session) authFailure(ctx context.Context, err error) error {
 		}
 	}
 	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &unexpected) && unexpected.Actual == http.StatusNotFound {
+		// No token API at that URL: the clouds.yaml is wrong, and waiting will not fix it.
+		return plugin.Permanent(fmt.Errorf("authenticating to cloud %q in Secret %s/%s: Keystone answered 404 Not Found; check auth.auth_url %q",
+			s.creds.CloudName, s.creds.Namespace, s.creds.SecretName, s.cfg.auth.IdentityEndpoint))
+	}
 	if errors.As(err, &unexpected) {
 		return fmt.Errorf("authenticating to cloud %q: Keystone answered %d %s", s.creds.CloudName,
 			unexpected.Actual, http.StatusText(unexpected.Actual))
