@@ -174,6 +174,25 @@ type state struct {
 	flavors  []flavor
 	profiles []profile
 	loaded   bool
+	// userMeta caches each profile's canonical metainfo without markers (by id): matching a
+	// group of N flavors against M profiles would otherwise parse M JSON texts per profile spec.
+	userMeta map[string]string
+}
+
+// canonUserMeta returns the profile's marker-free metainfo as canonical JSON ("" if unreadable).
+func (st *state) canonUserMeta(p profile) string {
+	if st.userMeta == nil {
+		st.userMeta = map[string]string{}
+	}
+	if c, ok := st.userMeta[p.ID]; ok {
+		return c
+	}
+	c, err := canon.JSON(p.userMetaInfo())
+	if err != nil {
+		c = ""
+	}
+	st.userMeta[p.ID] = c
+	return c
 }
 
 func newState(svc osapi.Service) *state { return &state{svc: svc} }
@@ -227,6 +246,7 @@ func listProfiles(svc osapi.Service) ([]profile, error) {
 }
 
 func (st *state) putProfile(p profile) {
+	delete(st.userMeta, p.ID)
 	for i := range st.profiles {
 		if st.profiles[i].ID == p.ID {
 			st.profiles[i] = p
@@ -303,8 +323,7 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 		if p.Driver != ps.Driver || slices.Contains(taken, p.ID) {
 			continue
 		}
-		have, err := canon.JSON(p.userMetaInfo())
-		if err != nil || have != want {
+		if have := st.canonUserMeta(p); have == "" || have != want {
 			continue
 		}
 		if p.owned() && ownedMatch == nil {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkConvergedGroup reconciles a converged credential group of n runbooks and reports the
+// OpenStack requests it cost: one GET per CR, as the original.
+func BenchmarkConvergedGroup(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("crs=%d", n), func(b *testing.B) {
+			f := &fakeIronic{max: "1.112", inUse: map[string]bool{}, pageSize: 1000}
+			var specs []Spec
+			for i := range n {
+				name := fmt.Sprintf("CUSTOM_RB_%d", i)
+				f.runbooks = append(f.runbooks, map[string]any{"uuid": fmt.Sprintf("u%d", i), "name": name, "public": true,
+					"disable_ramdisk": false, "owner": nil, "description": "", "traits": []any{name},
+					"extra": map[string]any{markerOwner: markerOwnerValue, markerVersion: markerVersionValue, markerSource: markerSourceValue},
+					"steps": []any{map[string]any{"interface": "raid", "step": "x", "order": 1, "args": map[string]any{}}}})
+				specs = append(specs, Spec{RunbookName: name, Public: true, Traits: []string{name},
+					Steps: []any{map[string]any{"interface": "raid", "step": "x", "order": float64(1)}}})
+			}
+			svc := f.service()
+			f.asked = traitsVersion
+			a := api{svc: svc, ver: traitsVersion}
+			requests := 0
+			for b.Loop() {
+				svc.Reset()
+				for _, s := range specs {
+					if _, err := reconcile(a, s); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if len(svc.Writes()) > 0 {
+					b.Fatalf("a converged group wrote: %v", svc.Writes())
+				}
+				requests = len(svc.Requests)
+			}
+			b.ReportMetric(float64(requests), "requests/group")
+		})
+	}
+}
