@@ -36,7 +36,8 @@ type Event struct {
 	Resource  Resource
 	Namespace string
 	Name      string
-	// Object is the object after the change; for Deleted, the last state, as the watch delivers it.
+	// Object is the object after the change; for Deleted, the last stored state, as the watch
+	// delivers it (so a delete completed by removing the last finalizer still shows it).
 	Object Object
 }
 
@@ -297,8 +298,12 @@ func (s *Server) commit(r Resource, namespace, name, subresource string, old, ne
 	k := keyOf(r, namespace, name)
 	meta["resourceVersion"] = s.nextResourceVersion()
 	if meta["deletionTimestamp"] != nil && len(finalizersOf(meta)) == 0 {
+		// The real store deletes instead of writing: the caller gets the object it sent, while
+		// watchers get the last stored state, finalizers still in it (measured on 1.34).
+		gone := deepCopy(old)
+		metadataOf(gone)["resourceVersion"] = meta["resourceVersion"]
 		delete(s.objects, k)
-		s.record(Deleted, r, namespace, name, result)
+		s.record(Deleted, r, namespace, name, gone)
 		return deepCopy(result), nil
 	}
 	s.objects[k] = result
