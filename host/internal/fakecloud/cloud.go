@@ -39,8 +39,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -81,6 +83,8 @@ type Options struct {
 	// L3Drivers are the registered router flavor drivers besides Neutron's built-ins.
 	// Default: the harness's test stub "stub_l3.StubL3Driver".
 	L3Drivers []string
+	// TLS serves every API over HTTPS with a certificate only CACertPEM vouches for.
+	TLS bool
 }
 
 // builtinL3Drivers are the L3_ROUTER_NAT providers Neutron registers by itself.
@@ -151,10 +155,31 @@ func New(opts Options) *Cloud {
 			roles: []string{"member", "reader"}},
 	}
 	c.seedDefaultRanges()
-	c.keystone = httptest.NewServer(c.wrap(Identity, http.HandlerFunc(c.serveKeystone)))
-	c.neutron = httptest.NewServer(c.wrap(Network, http.HandlerFunc(c.serveNeutron)))
-	c.ironic = httptest.NewServer(c.wrap(Baremetal, http.HandlerFunc(c.serveIronic)))
+	start := func(h http.Handler) *httptest.Server {
+		srv := httptest.NewUnstartedServer(h)
+		// Refused handshakes and client hang-ups are what fault tests provoke; they are not news.
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		if opts.TLS {
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		return srv
+	}
+	c.keystone = start(c.wrap(Identity, http.HandlerFunc(c.serveKeystone)))
+	c.neutron = start(c.wrap(Network, http.HandlerFunc(c.serveNeutron)))
+	c.ironic = start(c.wrap(Baremetal, http.HandlerFunc(c.serveIronic)))
 	return c
+}
+
+// CACertPEM is the PEM certificate that verifies the servers of a cloud started with TLS; nil
+// without TLS. Put it in a Secret's CA bundle key.
+func (c *Cloud) CACertPEM() []byte {
+	cert := c.keystone.Certificate()
+	if cert == nil {
+		return nil
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 }
 
 // Close stops the servers.

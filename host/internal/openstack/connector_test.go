@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -188,4 +189,35 @@ func TestAuthErrorIsPermanentAndStable(t *testing.T) {
 	assert.True(t, plugin.IsPermanent(err))
 	assert.True(t, plugin.IsPermanent(errors.Join(errors.New("wrapped"), err)))
 	assert.Equal(t, `OpenStack refused the credentials of cloud "prod" in Secret ns1/creds: Keystone answered 401 Unauthorized; check the user, password and project in its clouds.yaml`, err.Error())
+}
+
+func TestConnectTrustsOnlyTheSecretsCABundle(t *testing.T) {
+	cloud := fakecloud.New(fakecloud.Options{TLS: true})
+	defer cloud.Close()
+	require.True(t, strings.HasPrefix(cloud.AuthURL(), "https://"))
+	insecure := strings.Replace(cloud.CloudsYAML(), "    region_name:", "    verify: false\n    region_name:", 1)
+	tests := []struct {
+		name string
+		data map[string][]byte
+		ok   bool
+	}{
+		{"no bundle: the system roots do not know the cloud", map[string][]byte{"clouds.yaml": []byte(cloud.CloudsYAML())}, false},
+		{"the Secret's bundle", map[string][]byte{"clouds.yaml": []byte(cloud.CloudsYAML()), "cacert": cloud.CACertPEM()}, true},
+		{"verify: false", map[string][]byte{"clouds.yaml": []byte(insecure)}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sec := &secrets{data: map[string]map[string][]byte{"ns1/creds": tc.data}}
+			s, err := NewConnector(sec, Options{MaxAttempts: 1}).Connect(context.Background(), testCreds)
+			require.NoError(t, err)
+			resp, err := s.Do(context.Background(), plugin.Request{Service: "network", Method: http.MethodGet, Path: "v2.0/flavors"})
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "TLS certificate not trusted")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+		})
+	}
 }
