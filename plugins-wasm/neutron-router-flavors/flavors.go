@@ -265,6 +265,16 @@ func (st *state) profile(id string) (profile, bool) {
 	return profile{}, false
 }
 
+// bound reports whether any flavor of the group's view binds the profile.
+func (st *state) bound(id string) bool {
+	for _, f := range st.flavors {
+		if slices.Contains(f.ServiceProfiles, id) {
+			return true
+		}
+	}
+	return false
+}
+
 func (st *state) putFlavor(f flavor) {
 	for i := range st.flavors {
 		if st.flavors[i].ID == f.ID {
@@ -340,17 +350,31 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 	body := map[string]any{"description": ps.Description, "metainfo": metainfo, "enabled": enabled(ps.IsEnabled)}
 	switch {
 	case ownedMatch != nil:
-		// Neutron refuses to update a profile bound to a flavor, so drift on an owned profile is
-		// reported rather than fixed.
-		var notes []string
 		p := *ownedMatch
+		var diffs []string
 		if p.Enabled != enabled(ps.IsEnabled) {
-			notes = append(notes, fmt.Sprintf("service profile %s is_enabled: have=%v want=%v", p.ID, p.Enabled, enabled(ps.IsEnabled)))
+			diffs = append(diffs, fmt.Sprintf("service profile %s is_enabled: have=%v want=%v", p.ID, p.Enabled, enabled(ps.IsEnabled)))
 		}
 		if p.Description != ps.Description {
-			notes = append(notes, fmt.Sprintf("service profile %s description: have=%q want=%q", p.ID, p.Description, ps.Description))
+			diffs = append(diffs, fmt.Sprintf("service profile %s description: have=%q want=%q", p.ID, p.Description, ps.Description))
 		}
-		return p, notes, nil
+		if len(diffs) == 0 {
+			return p, nil, nil
+		}
+		if st.bound(p.ID) {
+			// Neutron refuses to update a profile bound to a flavor, so the drift is reported.
+			return p, diffs, nil
+		}
+		// Unbound (e.g. left by an interrupted run): Neutron accepts the update.
+		var resp struct {
+			Profile profile `json:"service_profile"`
+		}
+		if err := st.svc.Call("PUT", profilesPath+"/"+url.PathEscape(p.ID), nil, map[string]any{"service_profile": body}, &resp); err != nil {
+			return profile{}, nil, fmt.Errorf("update service profile %s: %w", p.ID, err)
+		}
+		p.Description, p.Metainfo, p.Enabled = ps.Description, metainfo, enabled(ps.IsEnabled)
+		st.putProfile(p)
+		return p, nil, nil
 	case unownedMatch != nil:
 		var resp struct {
 			Profile profile `json:"service_profile"`

@@ -87,6 +87,19 @@ func TestReconcile(t *testing.T) {
 			notes: []string{`service profile p-owned is_enabled: have=true want=false`, `service profile p-owned description: have="" want="new"`},
 		},
 		{
+			name: "drift on an owned profile bound nowhere is fixed, then the profile is bound",
+			spec: func() Spec {
+				return Spec{Name: "edge", ServiceProfiles: []ProfileSpec{{Driver: dvr, Description: "edge", IsEnabled: ptr(false),
+					MetaInfo: map[string]any{"vni_alloc": "off"}}}}
+			},
+			writes: []string{"PUT v2.0/service_profiles/p-stray", "POST v2.0/flavors", "POST v2.0/flavors/f-new-1/service_profiles"},
+			bodies: []string{
+				`{"service_profile":{"description":"edge","enabled":false,"metainfo":"{\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"vni_alloc\":\"off\"}"}}`,
+				`{"flavor":{"description":"[openstack-sync.io/neutron-router-flavors]","enabled":true,"name":"edge","service_type":"L3_ROUTER_NAT"}}`,
+				`{"service_profile":{"id":"p-stray"}}`,
+			},
+		},
+		{
 			name: "flavor drift is updated keeping the marker",
 			spec: func() Spec {
 				s := asa()
