@@ -214,6 +214,7 @@ func TestConnectTrustsOnlyTheSecretsCABundle(t *testing.T) {
 			if !tc.ok {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "TLS certificate not trusted")
+				assert.True(t, plugin.IsPermanent(err), "waiting will not make the certificate trusted")
 				return
 			}
 			require.NoError(t, err)

@@ -45,8 +45,14 @@ type TransportError struct {
 	// NotSent is true when the request certainly never reached the server (it could not connect),
 	// so even a POST may be sent again.
 	NotSent bool
-	Err     error
+	// Final is true when waiting cannot help, e.g. a certificate the Secret's CA bundle does not
+	// vouch for.
+	Final bool
+	Err   error
 }
+
+// Permanent marks an untrusted certificate as permanent for plugin.IsPermanent; outages are not.
+func (e *TransportError) Permanent() bool { return e.Final }
 
 func (e *TransportError) Error() string {
 	return fmt.Sprintf("%s: %s (%s)", e.Op, e.Cause, e.Host)
@@ -71,7 +77,7 @@ func classifyTransport(op, host string, err error, timeout time.Duration) *Trans
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		te.Cause, te.NotSent = "cannot connect", true
 	case errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr):
-		te.Cause, te.NotSent = "TLS certificate not trusted (set the Secret's CA bundle or fix the endpoint)", true
+		te.Cause, te.NotSent, te.Final = "TLS certificate not trusted (set the Secret's CA bundle or fix the endpoint)", true, true
 	case errors.Is(err, context.DeadlineExceeded):
 		te.Cause = fmt.Sprintf("no response within %s", timeout)
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) ||

@@ -220,7 +220,7 @@ func (s *session) send(ctx context.Context, pc *gophercloud.ProviderClient, p *p
 				"path", p.path, "error", te.Cause, "duration", elapsed, "attempt", attempt)
 			// A request that may have reached the server is only re-sent when sending it twice is
 			// harmless; one that never left may always be re-sent.
-			if attempt < s.opts.MaxAttempts && (te.NotSent || idempotent(p.method)) {
+			if attempt < s.opts.MaxAttempts && !te.Final && (te.NotSent || idempotent(p.method)) {
 				if s.sleep(ctx, s.backoff(attempt)) == nil {
 					continue
 				}
