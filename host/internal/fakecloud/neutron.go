@@ -218,7 +218,7 @@ func scalarString(v any) string {
 	}
 }
 
-// boolQuery lets "true"/"True" filters match the rendered "True".
+// normaliseBoolQuery lets "true" and "True" filters both match the rendered "True".
 func normaliseBoolQuery(q url.Values) url.Values {
 	out := url.Values{}
 	for k, vs := range q {
