@@ -377,7 +377,11 @@ func (r *Run) Describe() string {
 			parts = append(parts, desc)
 		case "Synchronization":
 			objs, _ := c["objects"].([]any)
-			parts = append(parts, fmt.Sprintf("Synchronization %v (%d objects)", c["binding"], len(objs)))
+			noun := "objects"
+			if len(objs) == 1 {
+				noun = "object"
+			}
+			parts = append(parts, fmt.Sprintf("Synchronization %v (%d %s)", c["binding"], len(objs), noun))
 		case "":
 			parts = append(parts, fmt.Sprint(c["binding"]))
 		default:

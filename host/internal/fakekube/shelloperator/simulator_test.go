@@ -404,3 +404,22 @@ func TestWithoutJQFilterAndWithoutFullObjects(t *testing.T) {
 	assert.NotContains(t, thin, "snapshots")
 	assert.Equal(t, "Event Added openstack/b", runs[1].Describe())
 }
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		contexts []map[string]any
+		want     string
+	}{
+		{[]map[string]any{{"binding": "onStartup"}}, "onStartup"},
+		{[]map[string]any{{"binding": "w", "type": "Synchronization", "objects": []any{map[string]any{}}}}, "Synchronization w (1 object)"},
+		{[]map[string]any{{"binding": "w", "type": "Synchronization", "objects": []any{}}}, "Synchronization w (0 objects)"},
+		{[]map[string]any{{"binding": "periodic sync", "type": "Schedule"}}, "Schedule periodic sync"},
+		{[]map[string]any{
+			{"binding": "w", "type": "Event", "watchEvent": "Modified", "object": map[string]any{"metadata": map[string]any{"namespace": "n", "name": "a", "deletionTimestamp": "2026-01-01T00:00:00Z"}}},
+			{"binding": "w", "type": "Event", "watchEvent": "Added", "filterResult": map[string]any{"metadata": map[string]any{"namespace": "n", "name": "b"}}},
+		}, "Event Modified n/a (deletionTimestamp set), Event Added n/b"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, (&Run{Contexts: tt.contexts}).Describe())
+	}
+}

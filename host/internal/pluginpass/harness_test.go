@@ -1,0 +1,229 @@
+package pluginpass
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
+)
+
+const namespace = "openstack"
+
+// repoRoot is where crds/, examples/ and hack/ are.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// pluginsDir holds the compiled plugins: $OPENSTACK_SYNC_PLUGINS_DIR (make plugins' bin/plugins),
+// else a build by hack/build-plugins.sh into a temporary directory kept across runs (it skips
+// plugins whose inputs did not change).
+var pluginsDir string
+
+func TestMain(m *testing.M) {
+	pluginsDir = os.Getenv("OPENSTACK_SYNC_PLUGINS_DIR")
+	if pluginsDir == "" {
+		pluginsDir = filepath.Join(os.TempDir(), "openstack-sync-test-plugins")
+		cmd := exec.Command(filepath.Join(repoRoot(), "hack", "build-plugins.sh"), pluginsDir)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the plugins failed:", err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// env is one plugin hooked to an in-process Kubernetes and OpenStack, driven like shell-operator
+// drives it: a binding-context file in, Kubernetes patches and cloud state out.
+type env struct {
+	t      *testing.T
+	cloud  *fakecloud.Cloud
+	kube   *fakekube.Server
+	res    fakekube.Resource
+	plugin string
+	vars   map[string]string
+	logs   bytes.Buffer
+}
+
+type setup struct {
+	plugin, crd, prefix, kind string
+	prune                     bool
+	ironicMax                 string
+}
+
+func newEnv(t *testing.T, s setup) *env {
+	t.Helper()
+	crds, err := fakekube.LoadCRDs(filepath.Join(repoRoot(), "crds"))
+	require.NoError(t, err)
+	cloud := fakecloud.New(fakecloud.Options{IronicMaxVersion: s.ironicMax})
+	t.Cleanup(cloud.Close)
+	srv, err := fakekube.Start(crds...)
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	e := &env{t: t, cloud: cloud, kube: srv, plugin: s.plugin}
+	if s.crd != "" {
+		r, ok := srv.ResourceFor(s.crd, s.kind)
+		require.True(t, ok, "the CRDs serve %s %s", s.crd, s.kind)
+		e.res = r
+	}
+	_, err = srv.Create(fakekube.SecretResource, namespace, fakekube.Object{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "openstack-credentials", "namespace": namespace},
+		"data":     map[string]any{"clouds.yaml": []byte(cloud.CloudsYAML())},
+	})
+	require.NoError(t, err)
+	p := s.prefix
+	e.vars = map[string]string{
+		p + "_ENABLED": "true", p + "_STATUS_ENABLED": "true", p + "_PRUNE": fmt.Sprint(s.prune),
+		p + "_READY_RETRIES": "1", p + "_READY_DELAY": "0", "POD_NAMESPACE": namespace, "LOG_LEVEL": "debug",
+	}
+	if s.crd != "" {
+		e.vars[p+"_CRD_API_VERSION"] = s.crd
+		e.vars[p+"_CRD_KIND"] = s.kind
+		e.vars[p+"_CRD_RESOURCE"] = e.res.Plural + "." + e.res.Group
+	}
+	return e
+}
+
+// apply creates a CR from YAML (spec only; credentials added).
+func (e *env) apply(name, specYAML string) {
+	e.t.Helper()
+	var spec map[string]any
+	require.NoError(e.t, yaml.Unmarshal([]byte(specYAML), &spec))
+	spec["cloudCredentialsRef"] = map[string]any{"secretName": "openstack-credentials", "cloudName": cloudFor(spec)}
+	_, err := e.kube.Create(e.res, namespace, fakekube.Object{
+		"apiVersion": e.res.APIVersion(), "kind": e.res.Kind,
+		"metadata": map[string]any{"name": name, "namespace": namespace}, "spec": spec,
+	})
+	require.NoError(e.t, err)
+}
+
+// cloudFor lets a spec pick its cloud with a "_cloud" key (removed), default the admin project.
+func cloudFor(spec map[string]any) string {
+	c, ok := spec["_cloud"].(string)
+	delete(spec, "_cloud")
+	if !ok {
+		return fakecloud.AdminCloud
+	}
+	return c
+}
+
+func (e *env) get(name string) fakekube.Object {
+	e.t.Helper()
+	obj, err := e.kube.Get(e.res, namespace, name)
+	require.NoError(e.t, err)
+	return obj
+}
+
+func (e *env) status(name string) map[string]any {
+	st, _ := e.get(name)["status"].(map[string]any)
+	return st
+}
+
+func (e *env) finalizers(name string) []any {
+	md, _ := e.get(name)["metadata"].(map[string]any)
+	f, _ := md["finalizers"].([]any)
+	return f
+}
+
+// synchronize runs the hook with a Synchronization context holding every CR, as shell-operator does
+// at start-up and (with a Schedule) periodically. It returns the exit code.
+func (e *env) synchronize() int {
+	e.t.Helper()
+	items := []any{}
+	if e.res.Plural != "" {
+		objs, err := e.kube.List(e.res, namespace, "")
+		require.NoError(e.t, err)
+		for _, o := range objs {
+			items = append(items, map[string]any{"object": o})
+		}
+	}
+	binding := e.plugin
+	ctxs := []any{map[string]any{"binding": binding, "type": "Synchronization", "objects": items,
+		"snapshots": map[string]any{binding: items}}}
+	return e.run(ctxs)
+}
+
+// startup runs the hook with the onStartup context (the probe's only binding).
+func (e *env) startup() int {
+	return e.run([]any{map[string]any{"binding": hook.ProbeBinding, "type": "onStartup"}})
+}
+
+func (e *env) run(ctxs []any) int {
+	e.t.Helper()
+	raw, err := json.Marshal(ctxs)
+	require.NoError(e.t, err)
+	path := filepath.Join(e.t.TempDir(), "context.json")
+	require.NoError(e.t, os.WriteFile(path, raw, 0o600))
+	vars := map[string]string{"BINDING_CONTEXT_PATH": path}
+	for k, v := range e.vars {
+		vars[k] = v
+	}
+	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	deps := hook.Deps{
+		LoadPlugin: func(ctx context.Context, path string, lo hook.LoadOptions) (plugin.Plugin, error) {
+			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger,
+				CacheDir: filepath.Join(os.TempDir(), "openstack-sync-test-wazero")})
+		},
+		NewKube: func() (hook.Kube, error) { return kube.NewForConfig(e.kube.RESTConfig()) },
+		NewConnector: func(secrets hook.SecretReader, log *slog.Logger) plugin.Connector {
+			return openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1})
+		},
+		Sleep: func(context.Context, time.Duration) error { return nil },
+	}
+	var stdout bytes.Buffer
+	e.logs.Reset()
+	code := hook.Main(ctx, deps, []string{"--plugin", filepath.Join(pluginsDir, e.plugin+".wasm")}, lookup, &stdout, &e.logs)
+	e.t.Logf("hook %s exited %d; log:\n%s", e.plugin, code, e.logs.String())
+	return code
+}
+
+// writes returns the cloud's recorded write requests as "METHOD path" lines.
+func (e *env) writes() []string {
+	var out []string
+	for _, r := range e.cloud.Writes() {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+func (e *env) requests() []string {
+	var out []string
+	for _, r := range e.cloud.Requests() {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+// kubeWrites counts the Kubernetes API writes (status and finalizer patches) the runs made.
+func (e *env) kubeWrites() []string {
+	var out []string
+	for _, r := range e.kube.Requests() {
+		if r.Method != "GET" && r.Method != "LIST" && r.Method != "WATCH" && !strings.HasSuffix(r.Path, "/secrets") {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
