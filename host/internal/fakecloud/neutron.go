@@ -694,6 +694,35 @@ func (c *Cloud) seedDefaultRanges() {
 	}
 }
 
+// validRangeBounds checks a range the way the type drivers do; they fail with a 500, not a 400.
+func (c *Cloud) validRangeBounds(w http.ResponseWriter, networkType string, lo, hi int) bool {
+	limit := segmentLimits[networkType][1]
+	if networkType == "vlan" {
+		switch {
+		case lo > hi:
+			neutronError(w, http.StatusInternalServerError, "NetworkVlanRangeError",
+				"Invalid network VLAN range: '%d:%d' - 'End of VLAN range is less than start of VLAN range'.", lo, hi)
+		case hi > limit:
+			neutronError(w, http.StatusInternalServerError, "NetworkVlanRangeError",
+				"Invalid network VLAN range: '%d:%d' - '%d is not a valid VLAN tag'.", lo, hi, hi)
+		default:
+			return true
+		}
+		return false
+	}
+	switch {
+	case lo > hi:
+		neutronError(w, http.StatusInternalServerError, "NetworkTunnelRangeError",
+			"Invalid network tunnel range: '%d:%d' - End of tunnel range is less than start of tunnel range.", lo, hi)
+	case hi > limit:
+		neutronError(w, http.StatusInternalServerError, "NetworkTunnelRangeError",
+			"Invalid network tunnel range: '%d:%d' - %d is not a valid %s identifier.", lo, hi, hi, networkType)
+	default:
+		return true
+	}
+	return false
+}
+
 func (c *Cloud) overlapping(s *rangeRec) *rangeRec {
 	for _, o := range c.ranges {
 		if o != s && o.NetworkType == s.NetworkType && o.PhysicalNetwork == s.PhysicalNetwork &&
@@ -772,10 +801,7 @@ func (c *Cloud) neutronRanges(w http.ResponseWriter, r *http.Request, t *token, 
 			neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for network_segment_range")
 			return
 		}
-		if lo > hi {
-			// The real server fails inside the type driver, hence a 500.
-			neutronError(w, http.StatusInternalServerError, "NetworkVlanRangeError",
-				"Invalid network VLAN range: '%d:%d' - 'End of VLAN range is less than start of VLAN range'.", lo, hi)
+		if !c.validRangeBounds(w, s.NetworkType, lo, hi) {
 			return
 		}
 		next := *s
@@ -819,8 +845,11 @@ func (c *Cloud) createRange(w http.ResponseWriter, r *http.Request, t *token) {
 		neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for network_segment_range")
 		return
 	}
-	limits, supported := segmentLimits[s.NetworkType]
-	if !supported {
+	if !slices.Contains([]string{"vlan", "vxlan", "gre", "geneve"}, s.NetworkType) {
+		neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for network_type. Reason: %s is not in valid_values.", s.NetworkType)
+		return
+	}
+	if _, supported := segmentLimits[s.NetworkType]; !supported {
 		neutronError(w, http.StatusBadRequest, "NetworkSegmentRangeNetTypeNotSupported",
 			"Network type %s does not support network segment ranges.", s.NetworkType)
 		return
@@ -832,8 +861,16 @@ func (c *Cloud) createRange(w http.ResponseWriter, r *http.Request, t *token) {
 	if s.NetworkType != "vlan" {
 		s.PhysicalNetwork = "" // the real server drops it silently
 	}
-	if s.Minimum < limits[0] || s.Maximum > limits[1] || s.Minimum > s.Maximum {
-		neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for network_segment_range: range %d:%d is invalid for %s", s.Minimum, s.Maximum, s.NetworkType)
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"minimum", s.Minimum}, {"maximum", s.Maximum}} {
+		if b.v < 1 {
+			neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for %s. Reason: '%d' is too small - must be at least '1'.", b.name, b.v)
+			return
+		}
+	}
+	if !c.validRangeBounds(w, s.NetworkType, s.Minimum, s.Maximum) {
 		return
 	}
 	if s.Shared {

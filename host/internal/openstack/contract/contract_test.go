@@ -54,13 +54,15 @@ type request struct {
 type expect struct {
 	Status int `json:"status"`
 	// JSON maps a dotted path ("flavor.service_profiles", "runbooks.0.name") to its exact value.
-	JSON     map[string]any `json:"json"`
-	Len      map[string]int `json:"len"`
-	Present  []string       `json:"present"`
-	Absent   []string       `json:"absent"`
-	Null     []string       `json:"isNull"`
-	NotNull  []string       `json:"notNull"`
-	Contains []string       `json:"contains"`
+	JSON map[string]any `json:"json"`
+	Len  map[string]int `json:"len"`
+	// Some maps a list's path to fields one of its items must have (other clients may add items).
+	Some     map[string]map[string]any `json:"some"`
+	Present  []string                  `json:"present"`
+	Absent   []string                  `json:"absent"`
+	Null     []string                  `json:"isNull"`
+	NotNull  []string                  `json:"notNull"`
+	Contains []string                  `json:"contains"`
 	// Error expects the session to fail with this text instead of answering.
 	Error     string `json:"error"`
 	Permanent *bool  `json:"permanent"`
@@ -214,6 +216,20 @@ func check(t *testing.T, label string, st step, vars *vars, resp *plugin.Respons
 		if assert.True(t, ok && isList, "%s: %s is not a list in %s", label, path, resp.Body) {
 			assert.Len(t, list, n, "%s: %s", label, path)
 		}
+	}
+	for path, fields := range ex.Some {
+		got, _ := lookup(doc, path)
+		list, _ := got.([]any)
+		found := false
+		for _, item := range list {
+			matches := true
+			for k, want := range fields {
+				v, ok := lookup(item, k)
+				matches = matches && ok && mustJSON(v) == mustJSON(vars.expandAny(want))
+			}
+			found = found || matches
+		}
+		assert.True(t, found, "%s: no item of %s has %v in %s", label, path, fields, resp.Body)
 	}
 	for _, path := range ex.Present {
 		_, ok := lookup(doc, path)
