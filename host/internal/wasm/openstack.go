@@ -55,7 +55,7 @@ func (p *Plugin) openstackRequest(ctx context.Context, off uint64) uint64 {
 	if out := st.WriteBlock(small); out != 0 {
 		return out
 	}
-	panic(&kernel.Fault{Func: "openstack_request", Msg: "kernel memory limit exceeded"})
+	panic(&kernel.Fault{Module: UserModule, Func: "openstack_request", Msg: "kernel memory limit exceeded"})
 }
 
 func encodeHostError(e *hostError) []byte {

@@ -30,11 +30,19 @@ const (
 // function panics with a *Fault; wazero turns that into the guest call's error, and errors.As finds
 // it there.
 type Fault struct {
-	Func string
-	Msg  string
+	// Module is the import module of Func; empty means ModuleName.
+	Module string
+	Func   string
+	Msg    string
 }
 
-func (f *Fault) Error() string { return ModuleName + " " + f.Func + ": " + f.Msg }
+func (f *Fault) Error() string {
+	mod := f.Module
+	if mod == "" {
+		mod = ModuleName
+	}
+	return mod + " " + f.Func + ": " + f.Msg
+}
 
 func fault(fn, format string, args ...any) {
 	panic(&Fault{Func: fn, Msg: fmt.Sprintf(format, args...)})
@@ -59,6 +67,10 @@ type State struct {
 	// arena holds every block; offset 0 is never handed out so it can mean "none".
 	arena  []byte
 	blocks map[uint64]uint64
+	// order lists block offsets in allocation order, so freeing the newest blocks gives their
+	// space back: a plugin making many requests in one call frees each request and response and
+	// its arena stays flat instead of growing to the limit.
+	order []uint64
 
 	input []byte
 
@@ -100,6 +112,7 @@ func (s *State) Reset(input []byte) {
 	}
 	s.arena = s.arena[:arenaBase]
 	clear(s.blocks)
+	s.order = s.order[:0]
 	s.input = input
 	s.output, s.outputSet = nil, false
 	s.errMsg, s.errSet = nil, false
@@ -130,6 +143,7 @@ func (s *State) Alloc(n uint64) uint64 {
 		clear(s.arena[off:padded])
 	}
 	s.blocks[off] = n
+	s.order = append(s.order, off)
 	return off
 }
 
@@ -165,7 +179,18 @@ func (s *State) inputSpan(fn string, off, n uint64) []byte {
 	return s.input[off : off+n]
 }
 
-func (s *State) free(off uint64) { delete(s.blocks, off) }
+// Free releases the block at off; trailing released blocks give their space back.
+func (s *State) Free(off uint64) {
+	delete(s.blocks, off)
+	for len(s.order) > 0 {
+		top := s.order[len(s.order)-1]
+		if _, live := s.blocks[top]; live {
+			break
+		}
+		s.arena = s.arena[:top]
+		s.order = s.order[:len(s.order)-1]
+	}
+}
 
 func (s *State) length(off uint64) uint64 { return s.blocks[off] }
 

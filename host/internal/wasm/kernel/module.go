@@ -47,7 +47,7 @@ var functions = map[string]function{
 		st[0] = FromContext(ctx, "alloc").Alloc(st[0])
 	}),
 	"free": sig([]api.ValueType{i64}, none, func(ctx context.Context, st []uint64) {
-		FromContext(ctx, "free").free(st[0])
+		FromContext(ctx, "free").Free(st[0])
 	}),
 	"length": sig([]api.ValueType{i64}, []api.ValueType{i64}, func(ctx context.Context, st []uint64) {
 		st[0] = FromContext(ctx, "length").length(st[0])
