@@ -106,6 +106,7 @@ type Cloud struct {
 	users    map[string]*user
 	projects map[string]string // name -> id
 	tokens   map[string]*token
+	appCreds []*appCred
 	faults   []*faultRule
 	requests []Request
 
@@ -119,6 +120,11 @@ type Cloud struct {
 type user struct {
 	id, name, password, project string
 	roles                       []string
+}
+
+type appCred struct {
+	id, name, secret string
+	user             *user
 }
 
 type token struct {
@@ -236,6 +242,21 @@ func (c *Cloud) SetPassword(userName, password string) {
 		panic(fmt.Sprintf("fakecloud: no user %q", userName))
 	}
 	u.password = password
+}
+
+// AddApplicationCredential gives a user ("admin" or "demo") an application credential scoped to
+// the user's project and returns its id and secret. A clouds.yaml entry uses them with
+// auth_type v3applicationcredential.
+func (c *Cloud) AddApplicationCredential(userName, name string) (id, secret string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.users[userName]
+	if !ok {
+		panic(fmt.Sprintf("fakecloud: no user %q", userName))
+	}
+	ac := &appCred{id: newHexID(), name: name, secret: newHexID(), user: u}
+	c.appCreds = append(c.appCreds, ac)
+	return ac.id, ac.secret
 }
 
 // ExpireTokens invalidates every issued token, so the next API call gets 401 and the client must

@@ -31,7 +31,16 @@ func (c *Cloud) serveKeystone(w http.ResponseWriter, r *http.Request) {
 type authRequest struct {
 	Auth struct {
 		Identity struct {
-			Methods  []string `json:"methods"`
+			Methods               []string `json:"methods"`
+			ApplicationCredential *struct {
+				ID     string `json:"id"`
+				Name   string `json:"name"`
+				Secret string `json:"secret"`
+				User   *struct {
+					ID   string `json:"id"`
+					Name string `json:"name"`
+				} `json:"user"`
+			} `json:"application_credential"`
 			Password struct {
 				User struct {
 					ID       string `json:"id"`
@@ -65,6 +74,10 @@ func (c *Cloud) issueToken(w http.ResponseWriter, r *http.Request) {
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
 			"code": 400, "title": "Bad Request", "message": "Expecting to find auth in request body."}})
+		return
+	}
+	if ac := req.Auth.Identity.ApplicationCredential; ac != nil {
+		c.issueAppCredToken(w, ac.ID, ac.Name, ac.Secret, ac.User)
 		return
 	}
 	pw := req.Auth.Identity.Password.User
@@ -109,6 +122,34 @@ func (c *Cloud) issueToken(w http.ResponseWriter, r *http.Request) {
 
 	w.Header().Set("X-Subject-Token", id)
 	writeJSON(w, http.StatusCreated, map[string]any{"token": c.tokenBody(t, projectName)})
+}
+
+// issueAppCredToken authenticates with an application credential, which carries its own project
+// scope; by name it needs the owning user.
+func (c *Cloud) issueAppCredToken(w http.ResponseWriter, id, name, secret string, owner *struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}) {
+	c.mu.Lock()
+	var found *appCred
+	for _, ac := range c.appCreds {
+		byName := owner != nil && ac.name == name && (ac.user.id == owner.ID || ac.user.name == owner.Name)
+		if (id != "" && ac.id == id || id == "" && byName) && ac.secret == secret {
+			found = ac
+		}
+	}
+	if found == nil {
+		c.mu.Unlock()
+		writeKeystoneUnauthorized(w)
+		return
+	}
+	t := &token{user: found.user, projectID: c.projects[found.user.project], expires: time.Now().Add(c.opts.TokenTTL).UTC()}
+	tokenID := newHexID() + newHexID()
+	c.tokens[tokenID] = t
+	project := found.user.project
+	c.mu.Unlock()
+	w.Header().Set("X-Subject-Token", tokenID)
+	writeJSON(w, http.StatusCreated, map[string]any{"token": c.tokenBody(t, project)})
 }
 
 func (c *Cloud) tokenBody(t *token, projectName string) map[string]any {
