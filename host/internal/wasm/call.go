@@ -71,6 +71,11 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 	inst.state.Reset(input)
 	cctx := kernel.WithState(context.WithValue(ctx, callKey{}, ci), inst.state)
 	res, callErr := fn.Call(cctx)
+	if callErr == nil && ctx.Err() != nil {
+		// The guest returned after its deadline (a host function saw it first): its answer may
+		// be partial, and its state may be mid-update, so it counts as timed out.
+		callErr = ctx.Err()
+	}
 	text, dropped := inst.output.take()
 	if callErr != nil {
 		inst.broken = true

@@ -154,3 +154,23 @@ func TestPanicDuringInitializeRefusesTheLoad(t *testing.T) {
 	assert.Contains(t, err.Error(), `_initialize: panic: pdk.Register: plugin "initpanic": Metadata.EnvPrefix is empty`)
 	assert.Contains(t, logs.String(), "goroutine 1")
 }
+
+// blockingSession never answers: only the call's deadline ends a request to it.
+type blockingSession struct{}
+
+func (blockingSession) Do(ctx context.Context, _ plugin.Request) (*plugin.Response, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestDeadlineReachesOpenStackRequests(t *testing.T) {
+	o, _ := testOptions(t)
+	o.CallTimeout = 200 * time.Millisecond
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	_, err := p.Reconcile(context.Background(), blockingSession{}, nil, crRequest("slow", map[string]any{"name": "slow"}))
+	require.Error(t, err)
+	var ce *CallError
+	require.ErrorAs(t, err, &ce, "a guest that returns after its deadline is stopped, not trusted")
+	assert.Equal(t, "timeout", ce.Kind)
+	assert.Contains(t, err.Error(), `wasm plugin "mock" reconcile: timeout: did not finish within 200ms`)
+}
