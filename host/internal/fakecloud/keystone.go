@@ -7,12 +7,14 @@ import (
 )
 
 func (c *Cloud) serveKeystone(w http.ResponseWriter, r *http.Request) {
+	v3 := map[string]any{"id": "v3.14", "status": "stable", "updated": "2020-04-07T00:00:00Z",
+		"links": []any{map[string]any{"rel": "self", "href": c.keystone.URL + "/v3/"}}}
 	switch r.URL.Path {
-	case "/", "/v3", "/v3/":
-		writeJSON(w, http.StatusOK, map[string]any{"version": map[string]any{
-			"id": "v3.14", "status": "stable",
-			"links": []any{map[string]any{"rel": "self", "href": c.keystone.URL + "/v3/"}},
-		}})
+	case "/":
+		// Version discovery, for an unversioned auth_url.
+		writeJSON(w, http.StatusMultipleChoices, map[string]any{"versions": map[string]any{"values": []any{v3}}})
+	case "/v3", "/v3/":
+		writeJSON(w, http.StatusOK, map[string]any{"version": v3})
 	case "/v3/auth/tokens":
 		switch r.Method {
 		case http.MethodPost:

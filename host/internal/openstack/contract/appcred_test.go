@@ -39,6 +39,35 @@ func TestApplicationCredentials(t *testing.T) {
 	})
 }
 
+// TestUnversionedAuthURL connects through Keystone's version discovery (auth_url without /v3).
+func TestUnversionedAuthURL(t *testing.T) {
+	check := func(t *testing.T, clouds string) {
+		unversioned := strings.ReplaceAll(clouds, "/v3\n", "\n")
+		require.NotEqual(t, clouds, unversioned)
+		sec := secretReader{"contract/clouds": {"clouds.yaml": []byte(unversioned)}}
+		s, err := openstack.NewConnector(sec, openstack.Options{}).Connect(context.Background(),
+			plugin.Credentials{Namespace: "contract", SecretName: "clouds", CloudName: fakecloud.AdminCloud})
+		require.NoError(t, err)
+		resp, err := s.Do(context.Background(), plugin.Request{Service: "identity", Method: http.MethodHead, Path: "v3/auth/tokens"})
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	t.Run("fake", func(t *testing.T) {
+		cloud := fakecloud.New(fakecloud.Options{})
+		defer cloud.Close()
+		check(t, cloud.CloudsYAML())
+	})
+	t.Run("real", func(t *testing.T) {
+		path := os.Getenv(EnvClouds)
+		if path == "" {
+			t.Skipf("%s is not set: the real-cloud half did not run", EnvClouds)
+		}
+		text, err := os.ReadFile(path)
+		require.NoError(t, err)
+		check(t, string(text))
+	})
+}
+
 func checkAppCred(t *testing.T, authURL, id, secret string) {
 	clouds := fmt.Sprintf("clouds:\n  operator:\n    auth_type: v3applicationcredential\n    auth:\n      auth_url: %s\n"+
 		"      application_credential_id: %s\n      application_credential_secret: %s\n    region_name: RegionOne\n", authURL, id, secret)
