@@ -1,6 +1,7 @@
 package pdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,18 +128,16 @@ func toWire(err error) *wire.Error {
 	return &wire.Error{Message: err.Error(), Reason: Reason(err), Permanent: IsPermanent(err)}
 }
 
-// decodeResponse turns the host's answer to openstack_request into a Response or an error.
+// decodeResponse turns the host's answer to openstack_request into a Response or an error: a
+// JSON head, then (after a newline) the body as is.
 func decodeResponse(raw []byte) (*Response, error) {
+	head, body, _ := bytes.Cut(raw, []byte{'\n'})
 	var w wire.OpenStackResponse
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := json.Unmarshal(head, &w); err != nil {
 		return nil, fmt.Errorf("decoding the host's openstack_request answer: %w", err)
 	}
 	if w.Error != nil {
 		return nil, &HostError{Kind: w.Error.Kind, Message: w.Error.Message, IsPermanent: w.Error.Permanent}
-	}
-	body := []byte(w.Body)
-	if len(body) == 0 && w.BodyText != "" {
-		body = []byte(w.BodyText)
 	}
 	return &Response{StatusCode: w.Status, Header: w.Headers, Body: body}, nil
 }

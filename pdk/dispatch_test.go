@@ -178,14 +178,19 @@ func TestServiceClientTypedErrorsAndEncoding(t *testing.T) {
 }
 
 func TestDecodeResponse(t *testing.T) {
-	resp, err := decodeResponse([]byte(`{"status":200,"headers":{"X":["y"]},"body":{"a":1}}`))
+	resp, err := decodeResponse([]byte("{\"status\":200,\"headers\":{\"X\":[\"y\"]}}\n{\"a\":\n1}"))
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
-	assert.JSONEq(t, `{"a":1}`, string(resp.Body))
+	assert.Equal(t, map[string][]string{"X": {"y"}}, resp.Header)
+	assert.Equal(t, "{\"a\":\n1}", string(resp.Body), "the body after the head is kept byte for byte")
 
-	resp, err = decodeResponse([]byte(`{"status":503,"body_text":"down"}`))
+	resp, err = decodeResponse([]byte("{\"status\":503,\"headers\":null}\ndown"))
 	require.NoError(t, err)
 	assert.Equal(t, "down", string(resp.Body))
+
+	resp, err = decodeResponse([]byte(`{"status":204,"headers":{}}` + "\n"))
+	require.NoError(t, err)
+	assert.Empty(t, resp.Body)
 
 	_, err = decodeResponse([]byte(`{"error":{"kind":"grant_denied","message":"no","permanent":true}}`))
 	var he *HostError

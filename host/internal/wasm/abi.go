@@ -98,12 +98,9 @@ type openstackRequest struct {
 	Body         json.RawMessage     `json:"body"`
 }
 
+// openstackResponse is only ever written for errors; a response is written by encodeResponse.
 type openstackResponse struct {
-	Status   int                 `json:"status,omitempty"`
-	Headers  map[string][]string `json:"headers,omitempty"`
-	Body     json.RawMessage     `json:"body,omitempty"`
-	BodyText string              `json:"body_text,omitempty"`
-	Error    *hostError          `json:"error,omitempty"`
+	Error *hostError `json:"error,omitempty"`
 }
 
 type hostError struct {

@@ -30,14 +30,12 @@ type OpenStackRequest struct {
 	Body         json.RawMessage     `json:"body,omitempty"`
 }
 
-// OpenStackResponse is the output of the openstack_request host function: either a response of
-// any HTTP status or an Error when there is none.
+// OpenStackResponse is the JSON head of the openstack_request output: either a response of any
+// HTTP status (whose body follows the head and a newline, as is) or an Error when there is none.
 type OpenStackResponse struct {
-	Status   int                 `json:"status,omitempty"`
-	Headers  map[string][]string `json:"headers,omitempty"`
-	Body     json.RawMessage     `json:"body,omitempty"`
-	BodyText string              `json:"body_text,omitempty"`
-	Error    *HostError          `json:"error,omitempty"`
+	Status  int                 `json:"status,omitempty"`
+	Headers map[string][]string `json:"headers,omitempty"`
+	Error   *HostError          `json:"error,omitempty"`
 }
 
 // HostError says why the host produced no response.
