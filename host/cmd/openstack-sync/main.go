@@ -78,8 +78,8 @@ func deps() hook.Deps {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
 		NewKube: func() (hook.Kube, error) { return kube.New() },
-		NewConnector: func(s hook.SecretReader, l *slog.Logger) plugin.Connector {
-			return openstack.NewConnector(s, openstack.Options{Logger: l})
+		NewConnector: func(s hook.SecretReader, pluginName string, l *slog.Logger) plugin.Connector {
+			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: pluginName})
 		},
 	}
 }

@@ -51,7 +51,7 @@ type Kube interface {
 type Deps struct {
 	LoadPlugin   func(ctx context.Context, path string, opts LoadOptions) (plugin.Plugin, error)
 	NewKube      func() (Kube, error)
-	NewConnector func(secrets SecretReader, log *slog.Logger) plugin.Connector
+	NewConnector func(secrets SecretReader, pluginName string, log *slog.Logger) plugin.Connector
 	// Sleep and Now default to the real clock; tests replace them.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
@@ -202,7 +202,8 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitFail
 	}
 	kube := &lazyKube{newKube: deps.NewKube}
-	connector := deps.NewConnector(kube, log)
+	// The session names the plugin on its own lines (and in its User-Agent), so it gets the root logger.
+	connector := deps.NewConnector(kube, meta.Name, root)
 	if meta.Probe {
 		return probe(ctx, p, connector, contexts, enabled, meta.EnvPrefix, lookupEnv, log)
 	}

@@ -76,7 +76,7 @@ func (h *harness) main(args ...string) int {
 			h.kubes++
 			return kube.NewForConfig(h.srv.Config())
 		},
-		NewConnector: func(hook.SecretReader, *slog.Logger) plugin.Connector { return h.conn },
+		NewConnector: func(hook.SecretReader, string, *slog.Logger) plugin.Connector { return h.conn },
 		Sleep:        func(context.Context, time.Duration) error { return nil },
 	}
 	lookup := func(k string) (string, bool) { v, ok := h.env[k]; return v, ok }

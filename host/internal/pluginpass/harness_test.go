@@ -188,7 +188,7 @@ func (e *env) run(ctxs []any) int {
 				CacheDir: filepath.Join(os.TempDir(), "openstack-sync-test-wazero")})
 		},
 		NewKube: func() (hook.Kube, error) { return kube.NewForConfig(e.kube.RESTConfig()) },
-		NewConnector: func(secrets hook.SecretReader, log *slog.Logger) plugin.Connector {
+		NewConnector: func(secrets hook.SecretReader, _ string, log *slog.Logger) plugin.Connector {
 			return openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1})
 		},
 		Sleep: func(context.Context, time.Duration) error { return nil },
