@@ -44,6 +44,7 @@ type env struct {
 	PluginsDir    string
 	CloudsYAML    string // clouds.yaml of the real cloud
 	Cloud         string // its admin entry
+	SystemCloud   string // its system-scoped admin entry (Ironic); default Cloud
 	WorkDir       string // logs and state; kept after the run
 }
 
@@ -52,7 +53,10 @@ func loadEnv() (env, []string) {
 		Kubeconfig: os.Getenv("E2E_KUBECONFIG"), Helm: os.Getenv("E2E_HELM"),
 		ShellOperator: os.Getenv("E2E_SHELL_OPERATOR"), HostBinary: os.Getenv("E2E_HOST_BINARY"),
 		PluginsDir: os.Getenv("E2E_PLUGINS_DIR"), CloudsYAML: os.Getenv("E2E_CLOUDS_YAML"),
-		Cloud: os.Getenv("E2E_CLOUD"), WorkDir: os.Getenv("E2E_WORK_DIR"),
+		Cloud: os.Getenv("E2E_CLOUD"), SystemCloud: os.Getenv("E2E_SYSTEM_CLOUD"), WorkDir: os.Getenv("E2E_WORK_DIR"),
+	}
+	if e.SystemCloud == "" {
+		e.SystemCloud = e.Cloud
 	}
 	var missing []string
 	for name, v := range map[string]string{
@@ -159,7 +163,7 @@ func newHarness(e env) (*harness, error) {
 	if h.examples, err = loadExamples("../../examples"); err != nil {
 		return nil, err
 	}
-	if h.cloud, err = newCloud(ctx, e.CloudsYAML, e.Cloud); err != nil {
+	if h.cloud, err = newCloud(ctx, e.CloudsYAML, e.Cloud, e.SystemCloud); err != nil {
 		return nil, err
 	}
 	if err := h.writeValues(); err != nil {

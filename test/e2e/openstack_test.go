@@ -28,10 +28,32 @@ type cloud struct {
 	network, baremetal *gophercloud.ServiceClient
 }
 
-func newCloud(ctx context.Context, cloudsYAML, name string) (*cloud, error) {
-	body, err := os.ReadFile(cloudsYAML)
+// newCloud connects as cloud `admin` for Neutron and as `system` for Ironic: Ironic lets only a
+// system-scoped admin delete a public runbook.
+func newCloud(ctx context.Context, cloudsYAML, admin, system string) (*cloud, error) {
+	c := &cloud{}
+	pc, eo, err := provider(ctx, cloudsYAML, admin)
 	if err != nil {
 		return nil, err
+	}
+	if c.network, err = openstack.NewNetworkV2(pc, eo); err != nil {
+		return nil, err
+	}
+	if pc, eo, err = provider(ctx, cloudsYAML, system); err != nil {
+		return nil, err
+	}
+	if c.baremetal, err = openstack.NewBareMetalV1(pc, eo); err != nil {
+		return nil, err
+	}
+	c.baremetal.Microversion = runbookMicroversion
+	return c, nil
+}
+
+func provider(ctx context.Context, cloudsYAML, name string) (*gophercloud.ProviderClient, gophercloud.EndpointOpts, error) {
+	var eo gophercloud.EndpointOpts
+	body, err := os.ReadFile(cloudsYAML)
+	if err != nil {
+		return nil, eo, err
 	}
 	var file struct {
 		Clouds map[string]struct {
@@ -42,36 +64,31 @@ func newCloud(ctx context.Context, cloudsYAML, name string) (*cloud, error) {
 				ProjectName       string `json:"project_name"`
 				UserDomainName    string `json:"user_domain_name"`
 				ProjectDomainName string `json:"project_domain_name"`
+				SystemScope       string `json:"system_scope"`
 			} `json:"auth"`
 			RegionName string `json:"region_name"`
 		} `json:"clouds"`
 	}
 	if err := yaml.Unmarshal(body, &file); err != nil {
-		return nil, fmt.Errorf("%s: %w", cloudsYAML, err)
+		return nil, eo, fmt.Errorf("%s: %w", cloudsYAML, err)
 	}
 	entry, ok := file.Clouds[name]
 	if !ok {
-		return nil, fmt.Errorf("%s has no cloud %q", cloudsYAML, name)
+		return nil, eo, fmt.Errorf("%s has no cloud %q", cloudsYAML, name)
 	}
 	ao := gophercloud.AuthOptions{
 		IdentityEndpoint: entry.Auth.AuthURL, Username: entry.Auth.Username, Password: entry.Auth.Password,
 		DomainName: entry.Auth.UserDomainName, AllowReauth: true,
 		Scope: &gophercloud.AuthScope{ProjectName: entry.Auth.ProjectName, DomainName: entry.Auth.ProjectDomainName},
 	}
-	eo := gophercloud.EndpointOpts{Region: entry.RegionName}
+	if entry.Auth.SystemScope != "" {
+		ao.Scope = &gophercloud.AuthScope{System: true}
+	}
 	pc, err := openstack.AuthenticatedClient(ctx, ao)
 	if err != nil {
-		return nil, fmt.Errorf("authenticate to cloud %s: %w", name, err)
+		return nil, eo, fmt.Errorf("authenticate to cloud %s: %w", name, err)
 	}
-	c := &cloud{}
-	if c.network, err = openstack.NewNetworkV2(pc, eo); err != nil {
-		return nil, err
-	}
-	if c.baremetal, err = openstack.NewBareMetalV1(pc, eo); err != nil {
-		return nil, err
-	}
-	c.baremetal.Microversion = runbookMicroversion
-	return c, nil
+	return pc, gophercloud.EndpointOpts{Region: entry.RegionName}, nil
 }
 
 // get returns the decoded body, or nil when the resource does not exist.
@@ -99,7 +116,7 @@ func (c *cloud) deleteRunbook(ctx context.Context, name string) error {
 
 // one returns the single item of a Neutron list filtered by exact name; nil when there is none.
 func (c *cloud) one(ctx context.Context, collection, key, name string) (map[string]any, error) {
-	body, err := get(ctx, c.network, c.network.ServiceURL("v2.0", collection)+"?name="+url.QueryEscape(name))
+	body, err := get(ctx, c.network, c.network.ServiceURL(collection)+"?name="+url.QueryEscape(name))
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +141,7 @@ func (c *cloud) flavor(ctx context.Context, name string) (map[string]any, error)
 }
 
 func (c *cloud) serviceProfile(ctx context.Context, id string) (map[string]any, error) {
-	body, err := get(ctx, c.network, c.network.ServiceURL("v2.0", "service_profiles", id))
+	body, err := get(ctx, c.network, c.network.ServiceURL("service_profiles", id))
 	if body == nil || err != nil {
 		return nil, err
 	}
@@ -151,15 +168,15 @@ func (c *cloud) deleteFlavor(ctx context.Context, name string) error {
 	id := fmt.Sprint(f["id"])
 	profiles, _ := f["service_profiles"].([]any)
 	for _, p := range profiles {
-		_, _ = c.network.Delete(ctx, c.network.ServiceURL("v2.0", "flavors", id, "service_profiles", fmt.Sprint(p)), nil)
+		_, _ = c.network.Delete(ctx, c.network.ServiceURL("flavors", id, "service_profiles", fmt.Sprint(p)), nil)
 	}
-	if _, err := c.network.Delete(ctx, c.network.ServiceURL("v2.0", "flavors", id), nil); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+	if _, err := c.network.Delete(ctx, c.network.ServiceURL("flavors", id), nil); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
 		return err
 	}
 	for _, p := range profiles {
 		sp, err := c.serviceProfile(ctx, fmt.Sprint(p))
 		if err == nil && sp != nil && profileOwned(sp) {
-			_, _ = c.network.Delete(ctx, c.network.ServiceURL("v2.0", "service_profiles", fmt.Sprint(p)), nil)
+			_, _ = c.network.Delete(ctx, c.network.ServiceURL("service_profiles", fmt.Sprint(p)), nil)
 		}
 	}
 	return nil
@@ -174,7 +191,7 @@ func (c *cloud) deleteSegmentRange(ctx context.Context, name string) error {
 	if err != nil || r == nil {
 		return err
 	}
-	_, err = c.network.Delete(ctx, c.network.ServiceURL("v2.0", "network_segment_ranges", fmt.Sprint(r["id"])), nil)
+	_, err = c.network.Delete(ctx, c.network.ServiceURL("network_segment_ranges", fmt.Sprint(r["id"])), nil)
 	return err
 }
 
