@@ -80,6 +80,12 @@ type driver struct {
 	hooks    []*runningHook
 	runs     int
 	failures []string
+	// failing is set during an act whose hook runs are meant to fail.
+	failing bool
+	// touched are the status-table keys of the CRs the last edit or break act changed, and
+	// brokenClouds their original cloud names.
+	touched      []string
+	brokenClouds map[string]string
 }
 
 // Run starts the in-process cloud and Kubernetes, runs the acts and reports to out. It returns an
@@ -167,24 +173,39 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	acts := []struct {
 		title, what string
 		do          func(context.Context) error
+		// failing marks the act whose hook runs are expected to fail; want is the syncStatus the
+		// act's CRs must end with.
+		failing bool
+		want    string
 	}{
-		{"1. create", "shell-operator starts: onStartup for the probe, then a Synchronization of every existing CR", d.create},
-		{"2. converge", "the periodic schedule fires; everything is already in place, so nothing may be written", d.converge},
-		{"3. edit", "one CR of each kind gets a spec change (an Event Modified)", d.edit},
-		{"4. delete", "the same CRs are deleted with PRUNE=true (Modified with deletionTimestamp, cleanup, finalizer released, Deleted)", d.delete},
+		{"1. create", "shell-operator starts: onStartup for the probe, then a Synchronization of every existing CR", d.create, false, ""},
+		{"2. converge", "the periodic schedule fires; everything is already in place, so nothing may be written", d.converge, false, ""},
+		{"3. edit", "one CR of each kind gets a spec change (an Event Modified)", d.edit, false, ""},
+		{"4. break", "the same CRs name a cloud their Secret does not define; the runs fail, once each, without a retry loop", d.breakCredentials, true, "Failed"},
+		{"5. repair", "the cloud name is restored; the CRs converge again", d.repairCredentials, false, "Synced"},
+		{"6. delete", "the same CRs are deleted with PRUNE=true (Modified with deletionTimestamp, cleanup, finalizer released, Deleted)", d.delete, false, ""},
 	}
 	for _, a := range acts {
 		fmt.Fprintf(out, "\n=== %s: %s\n", a.title, a.what)
 		beforeKube, beforeCloud := d.captureKube(), captureCloud(cloud)
 		cloud.ResetRequests()
 		kubeMark := len(kube.Requests())
+		d.failing = a.failing
 		if err := a.do(ctx); err != nil {
 			return fmt.Errorf("%s: %w", a.title, err)
 		}
 		if err := d.settle(ctx); err != nil {
 			return fmt.Errorf("%s: %w", a.title, err)
 		}
-		d.report(a.title, beforeKube, d.captureKube(), beforeCloud, captureCloud(cloud), kube.Requests()[kubeMark:])
+		after := d.captureKube()
+		d.report(a.title, beforeKube, after, beforeCloud, captureCloud(cloud), kube.Requests()[kubeMark:])
+		if a.want != "" {
+			for _, k := range d.touched {
+				if row, ok := after[k]; !ok || row.Synced != a.want {
+					d.fail("%s: %s is %q, want %s", a.title, k, row.Synced, a.want)
+				}
+			}
+		}
 	}
 
 	fmt.Fprintf(out, "\n=== done: %d hook runs in %.1fs\n", d.runs, time.Since(start).Seconds())
@@ -194,7 +215,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		}
 		return fmt.Errorf("%d problem(s); see FAILED lines above", len(d.failures))
 	}
-	fmt.Fprintln(out, "every hook run exited 0, the converge pass wrote nothing, and every event settled")
+	fmt.Fprintln(out, "every hook run exited 0 (the break act's failed as they must), the converge pass wrote nothing, and every event settled")
 	return nil
 }
 
@@ -254,6 +275,53 @@ func (d *driver) edit(ctx context.Context) error {
 	return d.deliver(ctx)
 }
 
+// brokenCloud is a cloud name no example Secret defines.
+const brokenCloud = "no-such-cloud"
+
+func (d *driver) breakCredentials(ctx context.Context) error {
+	d.touched, d.brokenClouds = nil, map[string]string{}
+	for _, h := range d.crHooks() {
+		obj, ok := d.firstLive(h.Resource)
+		if !ok {
+			continue
+		}
+		ref, _ := obj["spec"].(map[string]any)["cloudCredentialsRef"].(map[string]any)
+		if ref == nil {
+			continue
+		}
+		meta := obj["metadata"].(map[string]any)
+		key := rowOf(h.Resource, obj).key()
+		d.brokenClouds[key], _ = ref["cloudName"].(string)
+		ref["cloudName"] = brokenCloud
+		if _, err := d.kube.Update(h.Resource, meta["namespace"].(string), meta["name"].(string), "", obj); err != nil {
+			return err
+		}
+		d.touched = append(d.touched, key)
+		fmt.Fprintf(d.out, "  edited %s %s/%s: spec.cloudCredentialsRef.cloudName %q -> %q\n", h.Resource.Kind, meta["namespace"], meta["name"], d.brokenClouds[key], brokenCloud)
+	}
+	return d.deliver(ctx)
+}
+
+func (d *driver) repairCredentials(ctx context.Context) error {
+	for _, h := range d.crHooks() {
+		objs, _ := d.kube.List(h.Resource, "", "")
+		for _, obj := range objs {
+			key := rowOf(h.Resource, obj).key()
+			cloud, ok := d.brokenClouds[key]
+			if !ok {
+				continue
+			}
+			obj["spec"].(map[string]any)["cloudCredentialsRef"].(map[string]any)["cloudName"] = cloud
+			meta := obj["metadata"].(map[string]any)
+			if _, err := d.kube.Update(h.Resource, meta["namespace"].(string), meta["name"].(string), "", obj); err != nil {
+				return err
+			}
+			fmt.Fprintf(d.out, "  edited %s %s/%s: spec.cloudCredentialsRef.cloudName %q -> %q\n", h.Resource.Kind, meta["namespace"], meta["name"], brokenCloud, cloud)
+		}
+	}
+	return d.deliver(ctx)
+}
+
 func (d *driver) delete(ctx context.Context) error {
 	for _, h := range d.crHooks() {
 		obj, ok := d.firstLive(h.Resource)
@@ -306,7 +374,7 @@ func (d *driver) settle(ctx context.Context) error {
 func (d *driver) show(h *runningHook, r *shelloperator.Run) {
 	d.runs++
 	fmt.Fprintf(d.out, "  [%s] %s -> exit %d\n", h.Plugin.Name, r.Describe(), r.ExitCode)
-	if r.ExitCode != 0 {
+	if r.ExitCode != 0 && !d.failing {
 		d.fail("%s: hook run (%s) exited %d", h.Plugin.Name, r.Describe(), r.ExitCode)
 	}
 	for _, line := range strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n") {

@@ -79,6 +79,11 @@ func (d *driver) report(act string, before, after map[string]crRow, cloudBefore,
 	out := d.out
 	fmt.Fprintln(out, "\n  Kubernetes (after; CHANGE compares with before the act):")
 	writeStatusTable(out, before, after)
+	for _, k := range sortedKeys(after) {
+		if r := after[k]; r.Synced == "Failed" {
+			fmt.Fprintf(out, "    %s %s/%s: %s\n", r.Kind, r.Namespace, r.Name, r.Message)
+		}
+	}
 
 	changes := diffCloud(cloudBefore, cloudAfter)
 	fmt.Fprintln(out, "\n  OpenStack:")
@@ -274,4 +279,13 @@ func number(v any) (int64, bool) {
 		return int64(n), true
 	}
 	return 0, false
+}
+
+func sortedKeys(rows map[string]crRow) []string {
+	keys := make([]string, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -28,7 +28,8 @@ func TestMain(m *testing.M) {
 
 // standInHook behaves like the real host on --config and, on a run, like a well-behaved
 // framework: finalizer on live CRs, a Synced status unless already current, finalizer release
-// on terminating ones. Mode "loop" writes a new status every run; mode "fail" exits 1.
+// on terminating ones. Mode "loop" writes a new status every run; mode "fail" exits 1; mode
+// "blind" reports a CR with a broken cloud name as Synced.
 func standInHook(pluginPath string, config bool) int {
 	mode := filepath.Base(filepath.Dir(pluginPath))
 	name := strings.TrimSuffix(filepath.Base(pluginPath), ".wasm")
@@ -81,6 +82,7 @@ func standInHook(pluginPath string, config bool) int {
 	group, version, _ := strings.Cut(os.Getenv(prefix+"_CRD_API_VERSION"), "/")
 	plural, _, _ := strings.Cut(os.Getenv(prefix+"_CRD_RESOURCE"), ".")
 	ctx := context.Background()
+	code := 0
 	for _, c := range contexts {
 		var objs []any
 		if o, ok := c["object"]; ok && c["watchEvent"] != "Deleted" {
@@ -111,21 +113,27 @@ func standInHook(pluginPath string, config bool) int {
 				_ = client.JSONPatch(ctx, t, fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/metadata/finalizers","value":[%q]}]`, meta["resourceVersion"], finalizerName))
 			}
 			status, _ := obj["status"].(map[string]any)
-			current := status["syncStatus"] == "Synced" && fmt.Sprint(status["observedGeneration"]) == fmt.Sprint(meta["generation"])
+			ref, _ := obj["spec"].(map[string]any)["cloudCredentialsRef"].(map[string]any)
+			want, msg, reason := "Synced", "Successfully reconciled router flavor", "Reconciled"
+			if ref["cloudName"] == brokenCloud && mode != "blind" {
+				want, msg, reason = "Failed", "OpenStack connection failed: no cloud "+brokenCloud, "ReconcileError"
+				code = 1
+			}
+			current := status["syncStatus"] == want && status["message"] == msg &&
+				fmt.Sprint(status["observedGeneration"]) == fmt.Sprint(meta["generation"])
 			if mode == "loop" || !current {
-				msg := "Successfully reconciled router flavor"
 				if mode == "loop" {
 					msg = fmt.Sprintf("attempt %v", meta["resourceVersion"])
 				}
 				body, _ := json.Marshal(map[string]any{"status": map[string]any{
-					"syncStatus": "Synced", "observedGeneration": meta["generation"], "message": msg,
-					"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled"}},
+					"syncStatus": want, "observedGeneration": meta["generation"], "message": msg,
+					"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": reason}},
 				}})
 				_ = client.MergePatchStatus(ctx, t, body)
 			}
 		}
 	}
-	return 0
+	return code
 }
 
 func runDemo(t *testing.T, mode string) (string, error) {
@@ -163,8 +171,15 @@ func TestRunActs(t *testing.T) {
 	assert.Regexp(t, `NeutronRouterFlavor\s+demo-ns/beta\s+1/1\s+Synced\s+Reconciled\s+yes\s+status,\+finalizer`, create)
 	converge := out[strings.Index(out, "=== 2. converge"):strings.Index(out, "=== 3. edit")]
 	assert.Contains(t, converge, "hooks wrote nothing to Kubernetes")
-	edit := out[strings.Index(out, "=== 3. edit"):strings.Index(out, "=== 4. delete")]
+	edit := out[strings.Index(out, "=== 3. edit"):strings.Index(out, "=== 4. break")]
 	assert.Regexp(t, `demo-ns/alpha\s+2/2\s+Synced\s+Reconciled\s+yes\s+spec,status`, edit)
+	// Failing runs are expected while the cloud name is broken, and the status says why.
+	broken := out[strings.Index(out, "=== 4. break"):strings.Index(out, "=== 5. repair")]
+	assert.Contains(t, broken, "[neutron-router-flavors] Event Modified demo-ns/alpha -> exit 1")
+	assert.Regexp(t, `demo-ns/alpha\s+3/3\s+Failed\s+ReconcileError`, broken)
+	assert.Contains(t, broken, "NeutronRouterFlavor demo-ns/alpha: OpenStack connection failed: no cloud no-such-cloud")
+	repair := out[strings.Index(out, "=== 5. repair"):strings.Index(out, "=== 6. delete")]
+	assert.Regexp(t, `demo-ns/alpha\s+4/4\s+Synced\s+Reconciled`, repair)
 }
 
 func TestRunFailsWhenAHookFails(t *testing.T) {
@@ -179,4 +194,10 @@ func TestRunFailsWhenWritesNeverSettle(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, "FAILED: events still pending after 6 rounds")
 	assert.Contains(t, out, "FAILED: converge: the schedule pass wrote to Kubernetes: ")
+}
+
+func TestRunFailsWhenABrokenCRIsNotReportedFailed(t *testing.T) {
+	out, err := runDemo(t, "blind")
+	require.Error(t, err)
+	assert.Contains(t, out, `FAILED: 4. break: NeutronRouterFlavor/demo-ns/alpha is "Synced", want Failed`)
 }
