@@ -12,10 +12,14 @@
 //   - With a status subresource, writes to the object ignore status and writes to /status ignore
 //     everything else; status is dropped on create.
 //   - A delete of an object with finalizers sets deletionTimestamp and keeps the object; it goes
-//     when the last finalizer is removed. A terminating object accepts no new finalizer (422).
+//     when the last finalizer is removed, and the Deleted event carries the last stored state
+//     (finalizer included). A terminating object accepts no new finalizer (422).
 //   - Errors are metav1.Status bodies (404 NotFound and 409 AlreadyExists/Conflict with
 //     details.name; 422 for a failed JSON-patch `test`); an unknown path is a plain-text
 //     "404 page not found".
+//
+// Each rule is a scenario in scenarios_test.go that runs against the fake in the unit tier and,
+// with build tag e2e, against a real kube-apiserver, so the fake cannot drift from it.
 //
 // Every change is appended to an event log (Added, Modified, Deleted) in the order a watcher
 // would see it; package shelloperator turns that log into binding contexts.
