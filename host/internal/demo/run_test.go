@@ -201,3 +201,15 @@ func TestRunFailsWhenABrokenCRIsNotReportedFailed(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, `FAILED: 4. break: NeutronRouterFlavor/demo-ns/alpha is "Synced", want Failed`)
 }
+
+func TestMainExitCodes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 2, Main(context.Background(), []string{"--no-such-flag"}, &out, &errOut))
+	assert.Equal(t, 2, Main(context.Background(), []string{"extra"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), `demo: unexpected argument "extra"`)
+
+	errOut.Reset()
+	missing := filepath.Join(t.TempDir(), "none")
+	assert.Equal(t, 1, Main(context.Background(), []string{"--crds", "testdata/run/crds", "--examples", missing}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "examples: no *.yaml file in "+missing)
+}
