@@ -72,11 +72,13 @@ func BenchmarkCompileCacheHit(b *testing.B) {
 	c, r := warm()
 	r.Close(ctx)
 	c.Close(ctx)
+	cpu := cpuTime()
 	for b.Loop() {
 		c, r := warm()
 		r.Close(ctx)
 		c.Close(ctx)
 	}
+	reportCPU(b, cpu, 1, "")
 }
 
 // BenchmarkLoadCacheHit is the whole Load of a new process with a warm cache: read, hash,
@@ -89,17 +91,21 @@ func BenchmarkLoadCacheHit(b *testing.B) {
 	p, err := load(ctx, path, o)
 	require.NoError(b, err)
 	p.Close(ctx)
+	cpu := cpuTime()
 	for b.Loop() {
 		p, err := load(ctx, path, o)
 		require.NoError(b, err)
 		p.Close(ctx)
 	}
+	reportCPU(b, cpu, 1, "")
 }
 
 // BenchmarkInstanceReady instantiates (with _initialize) and makes the first call.
 func BenchmarkInstanceReady(b *testing.B) {
 	ctx := context.Background()
 	p := loadTest(b, guest(b, "pdkmock"), quietOptions(b))
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu, 1, "") }()
 	for b.Loop() {
 		inst, err := p.newInstance(ctx)
 		require.NoError(b, err)
