@@ -89,6 +89,42 @@ func TestMisbehavingGuestsAreContained(t *testing.T) {
 	}
 }
 
+func TestPanicsInGroupEntryPoints(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t, "RAW_PANIC_IN=group_begin")
+	p := loadTest(t, guest(t, "rawmock"), o)
+	_, err := p.NewCache(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `wasm plugin "rawmock" group_begin: panic: rawmock panics in group_begin`)
+	before := p.nextID.Load()
+	require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}), "the host survives and serves the next call")
+	assert.Greater(t, p.nextID.Load(), before, "on a fresh instance")
+
+	o, _ = testOptions(t, "RAW_PANIC_IN=group_end")
+	p = loadTest(t, guest(t, "rawmock"), o)
+	cache, err := p.NewCache(ctx)
+	require.NoError(t, err)
+	res, err := p.Reconcile(ctx, &fakeSession{}, cache, crRequest("a", map[string]any{}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"raw ok"}, res.Notes)
+	err = cache.Close(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `wasm plugin "rawmock" group_end: panic: rawmock panics in group_end`)
+	before = p.nextID.Load()
+	require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}))
+	assert.Greater(t, p.nextID.Load(), before, "the instance that failed group_end was not reused")
+}
+
+func TestGuestOutputIsBounded(t *testing.T) {
+	o, logs := testOptions(t)
+	p := loadTest(t, guest(t, "rawmock"), o)
+	res, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "chatty"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"said a lot"}, res.Notes)
+	assert.Contains(t, logs.String(), "dropped_bytes=", "output past the capture limit is counted, not kept")
+	assert.Less(t, len(logs.String()), 2*outputCaptureBytes, "the host holds at most the capture limit")
+}
+
 func TestPanicTextIsLoggedWithThePluginName(t *testing.T) {
 	o, logs := testOptions(t)
 	p := loadTest(t, guest(t, "pdkmock"), o)

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	extism "github.com/extism/go-pdk"
@@ -24,6 +25,25 @@ func metadata() int32 {
 
 //go:wasmexport wait_for_api
 func waitForAPI() int32 { return 0 }
+
+// panicIn panics when config PANIC_IN names entry, so each group entry point can be made to fail.
+func panicIn(entry string) {
+	if v, _ := extism.GetConfig("PANIC_IN"); v == entry {
+		panic("rawmock panics in " + entry)
+	}
+}
+
+//go:wasmexport group_begin
+func groupBegin() int32 {
+	panicIn("group_begin")
+	return 0
+}
+
+//go:wasmexport group_end
+func groupEnd() int32 {
+	panicIn("group_end")
+	return 0
+}
 
 //go:wasmexport reconcile
 func reconcile() int32 {
@@ -46,6 +66,9 @@ func reconcile() int32 {
 		return 1
 	case "error-without-message":
 		return 1
+	case "chatty":
+		fmt.Print(strings.Repeat("chatter ", 100<<10/8))
+		extism.OutputString(`{"notes":["said a lot"]}`)
 	case "wild-offset":
 		loadU64(1 << 40)
 	default:
