@@ -1,3 +1,5 @@
+//go:build wasip1
+
 // Command pdkmock is a test plugin written with the pdk. Reconcile's behaviour is chosen by the
 // CR's spec.action, WaitForAPI's by config WAIT_MODE and Prune's by config PRUNE_MODE, so one
 // module covers the well-behaved case and every misbehaviour the host must survive.

@@ -1,3 +1,5 @@
+//go:build wasip1
+
 // Command rawmock speaks the host ABI through go-pdk directly, without the pdk package, so it can
 // break the protocol in ways the pdk never would: malformed JSON, oversized output, a plain-text
 // error, a kernel offset out of bounds. Reconcile's behaviour is chosen by the CR's spec.mode.
