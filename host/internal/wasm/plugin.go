@@ -20,11 +20,10 @@ import (
 // Plugin is a loaded wasm module behind plugin.Plugin. Like every plugin.Plugin it expects one
 // method call at a time; its instance pool still never lets two goroutines share an instance.
 type Plugin struct {
-	path   string
-	name   string
-	digest string
-	opts   Options
-	log    *slog.Logger
+	path string
+	name string
+	opts Options
+	log  *slog.Logger
 
 	cache    wazero.CompilationCache
 	runtime  wazero.Runtime
@@ -63,7 +62,6 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.digest = digest
 	digestChecked := false
 	switch {
 	case o.Digest != "":
@@ -76,7 +74,8 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.cache, _ = openCache(o)
+	var cacheDir string
+	p.cache, cacheDir = openCache(o)
 	p.runtime, err = newRuntime(ctx, o, p.cache, p)
 	if err != nil {
 		p.Close(ctx)
@@ -109,6 +108,9 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 			}
 		}
 	}
+	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
+		"memory_limit_pages", o.MemoryLimitPages, "call_timeout", o.CallTimeout.String(), "pool_size", o.PoolSize,
+		"termination_checks", !o.TrustedNoInterrupt)
 	return p, nil
 }
 
