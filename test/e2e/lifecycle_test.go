@@ -5,7 +5,10 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -77,6 +80,29 @@ func TestLifecycle(t *testing.T) {
 		for _, k := range []kind{runbooks, routerFlavors} {
 			h.waitSynced(t, ctx, k, b[k.kind].GetName())
 		}
+	}), "later phases build on this one")
+
+	require.True(t, t.Run("the probe passed at start-up and compiled plugins are cached", func(t *testing.T) {
+		var passed, succeeded bool
+		for _, line := range strings.Split(h.operatorLog(), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) != nil || rec["hook"] != "openstack-probe" {
+				continue
+			}
+			passed = passed || rec["msg"] == "connectivity check passed"
+			succeeded = succeeded || (rec["msg"] == "Hook executed successfully" && rec["event"] == "onStartup")
+		}
+		assert.True(t, passed, "the probe's 'connectivity check passed' line")
+		assert.True(t, succeeded, "shell-operator's 'Hook executed successfully' for the probe's onStartup run")
+		// The chart's cache volume: runs after the first load compiled code instead of compiling.
+		var compiled int
+		require.NoError(t, filepath.WalkDir(filepath.Join(h.env.WorkDir, "wasm-cache"), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				compiled++
+			}
+			return err
+		}))
+		assert.GreaterOrEqual(t, compiled, len(kinds)+1, "compiled modules in OPENSTACK_SYNC_CACHE_DIR")
 	}), "later phases build on this one")
 
 	require.True(t, t.Run("PRUNE=true puts the finalizer on plugins that prune", func(t *testing.T) {
