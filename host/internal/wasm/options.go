@@ -7,9 +7,12 @@
 package wasm
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
@@ -74,6 +77,54 @@ type Options struct {
 	TrustedNoInterrupt bool
 	// Logger receives the plugin's log lines and the host's; default slog.Default().
 	Logger *slog.Logger
+}
+
+// Variables an operator sets to tune the sandbox without rebuilding the command; an Options
+// field that is set wins over its variable.
+const (
+	EnvMemoryMiB          = "OPENSTACK_SYNC_WASM_MEMORY_MIB"
+	EnvCallTimeout        = "OPENSTACK_SYNC_WASM_CALL_TIMEOUT"
+	EnvPoolSize           = "OPENSTACK_SYNC_WASM_POOL_SIZE"
+	EnvTrustedNoInterrupt = "OPENSTACK_SYNC_WASM_TRUSTED_NO_INTERRUPT"
+)
+
+// fromEnv fills unset limits from the operator's variables. A malformed value is an error naming
+// the variable (spec Decision 6), never silently the default.
+func (o Options) fromEnv() (Options, error) {
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if v, ok := o.LookupEnv(EnvMemoryMiB); ok && o.MemoryLimitPages == 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 4 || n > 4096 {
+			return o, fmt.Errorf("%s must be an integer number of MiB between 4 and 4096, got %q", EnvMemoryMiB, v)
+		}
+		o.MemoryLimitPages = uint32(n * 16)
+	}
+	if v, ok := o.LookupEnv(EnvCallTimeout); ok && o.CallTimeout == 0 {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%s must be a positive duration such as 30s or 2m, got %q", EnvCallTimeout, v)
+		}
+		o.CallTimeout = d
+	}
+	if v, ok := o.LookupEnv(EnvPoolSize); ok && o.PoolSize == 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > 64 {
+			return o, fmt.Errorf("%s must be an integer between 1 and 64, got %q", EnvPoolSize, v)
+		}
+		o.PoolSize = n
+	}
+	if v, ok := o.LookupEnv(EnvTrustedNoInterrupt); ok && !o.TrustedNoInterrupt {
+		switch v {
+		case "true":
+			o.TrustedNoInterrupt = true
+		case "false":
+		default:
+			return o, fmt.Errorf("%s must be true or false", EnvTrustedNoInterrupt)
+		}
+	}
+	return o.withDefaults(), nil
 }
 
 func (o Options) withDefaults() Options {

@@ -54,7 +54,10 @@ func Load(ctx context.Context, path string, opts Options) (plugin.Plugin, error)
 }
 
 func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
-	o := opts.withDefaults()
+	o, err := opts.fromEnv()
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: "invalid sandbox configuration", Err: err}
+	}
 	p := &Plugin{path: path, name: pluginName(path), opts: o,
 		logLevel: extismLevel(ctx, o.Logger)}
 	p.log = o.Logger.With("plugin", p.name)
