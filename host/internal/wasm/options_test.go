@@ -1,0 +1,64 @@
+package wasm
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSandboxLimitsFromTheEnvironment(t *testing.T) {
+	cases := []struct {
+		name string
+		env  []string
+		opts Options
+		want func(t *testing.T, o Options)
+		err  string
+	}{
+		{name: "defaults", want: func(t *testing.T, o Options) {
+			assert.Equal(t, uint32(DefaultMemoryLimitPages), o.MemoryLimitPages)
+			assert.Equal(t, DefaultCallTimeout, o.CallTimeout)
+			assert.Equal(t, DefaultPoolSize, o.PoolSize)
+			assert.False(t, o.TrustedNoInterrupt)
+		}},
+		{name: "variables", env: []string{EnvMemoryMiB + "=64", EnvCallTimeout + "=90s", EnvPoolSize + "=3",
+			EnvTrustedNoInterrupt + "=true"}, want: func(t *testing.T, o Options) {
+			assert.Equal(t, uint32(64*16), o.MemoryLimitPages)
+			assert.Equal(t, 90*time.Second, o.CallTimeout)
+			assert.Equal(t, 3, o.PoolSize)
+			assert.True(t, o.TrustedNoInterrupt)
+		}},
+		{name: "options win", env: []string{EnvMemoryMiB + "=64", EnvCallTimeout + "=90s"},
+			opts: Options{MemoryLimitPages: 100, CallTimeout: time.Second}, want: func(t *testing.T, o Options) {
+				assert.Equal(t, uint32(100), o.MemoryLimitPages)
+				assert.Equal(t, time.Second, o.CallTimeout)
+			}},
+		{name: "memory not a number", env: []string{EnvMemoryMiB + "=lots"}, err: EnvMemoryMiB + " must be an integer number of MiB"},
+		{name: "memory too small", env: []string{EnvMemoryMiB + "=1"}, err: EnvMemoryMiB},
+		{name: "timeout without unit", env: []string{EnvCallTimeout + "=30"}, err: EnvCallTimeout + " must be a positive duration"},
+		{name: "negative timeout", env: []string{EnvCallTimeout + "=-1s"}, err: EnvCallTimeout},
+		{name: "pool of zero", env: []string{EnvPoolSize + "=0"}, err: EnvPoolSize + " must be an integer between 1 and 64"},
+		{name: "lenient bool", env: []string{EnvTrustedNoInterrupt + "=yes"}, err: EnvTrustedNoInterrupt + " must be true or false"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.LookupEnv = lookupIn(c.env)
+			o, err := c.opts.fromEnv()
+			if c.err != "" {
+				assert.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			c.want(t, o)
+		})
+	}
+}
+
+func TestABadLimitVariableRefusesTheLoad(t *testing.T) {
+	o, _ := testOptions(t, EnvCallTimeout+"=soon")
+	_, err := Load(context.Background(), guest(t, "pdkmock"), o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid sandbox configuration: "+EnvCallTimeout+" must be a positive duration")
+}
