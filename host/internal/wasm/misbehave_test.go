@@ -144,6 +144,12 @@ func TestCallOutsideTheGrantIsRefusedAndLogged(t *testing.T) {
 	assert.True(t, plugin.IsPermanent(err), "a missing grant will not appear on retry")
 	assert.Empty(t, s.Requests(), "a refused call never reaches OpenStack")
 	assert.Contains(t, logs.String(), `msg="OpenStack request refused" plugin=mock kind=Mock cr=ns/g`)
+
+	// The refusal is an error the plugin reported, not a broken sandbox: the instance is kept.
+	before := p.nextID.Load()
+	_, err = p.Reconcile(ctx, s, nil, crRequest("g", map[string]any{"name": "g"}))
+	require.NoError(t, err)
+	assert.Equal(t, before, p.nextID.Load())
 }
 
 func TestOperatorGrantsNarrowTheDeclaredOnes(t *testing.T) {
