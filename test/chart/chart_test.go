@@ -138,6 +138,7 @@ func TestHookEnvDerivedFromCRDs(t *testing.T) {
 		assert.Equal(t, fmt.Sprint(status), env[p+"_STATUS_ENABLED"], name)
 		assert.Equal(t, "true", env[p+"_ENABLED"], name)
 		assert.Len(t, env[p+"_PLUGIN_SHA256"], 64, name)
+		assert.NotContains(t, env, p+"_PLUGIN_MEMORY_MIB", "limits are per process, exported by the wrapper")
 		for k, v := range pd.Hook.Env {
 			assert.Equal(t, fmt.Sprint(v), env[p+"_"+k], "%s: hook env %s", name, k)
 		}
@@ -182,7 +183,8 @@ func TestChecksumFollowsHookConfig(t *testing.T) {
 }
 
 // TestVerifyScript runs the init container's rendered script with sh: it must refuse a missing
-// plugin and a digest that differs from the pin, and write one wrapper per enabled plugin.
+// plugin and a digest that differs from the pin, and write one wrapper per enabled plugin, which
+// runs the host on that plugin with the plugin's own sandbox limits.
 func TestVerifyScript(t *testing.T) {
 	bin := findHelm(t)
 	plugins := t.TempDir()
@@ -193,11 +195,14 @@ func TestVerifyScript(t *testing.T) {
 		s := sha256.Sum256(b)
 		digest[n] = hex.EncodeToString(s[:])
 	}
+	// The host stands in as a script that reports its limits and arguments.
+	host := filepath.Join(t.TempDir(), "openstack-sync")
+	require.NoError(t, os.WriteFile(host, []byte("#!/bin/sh\necho \"memory=$OPENSTACK_SYNC_WASM_MEMORY_MIB timeout=$OPENSTACK_SYNC_WASM_CALL_TIMEOUT pool=$OPENSTACK_SYNC_WASM_POOL_SIZE args=$*\"\n"), 0o755))
 	render := func(flavorDigest string) []string {
 		values := fmt.Sprintf(`plugins: {ironicRunbooks: true, neutronRouterFlavors: true}
 pluginData:
-  ironicRunbooks: {plugin: {file: %[1]s/ironic-runbooks.wasm, sha256: "%[2]s"}}
-  neutronRouterFlavors: {plugin: {file: %[1]s/neutron-router-flavors.wasm, sha256: "%[3]s"}}
+  ironicRunbooks: {plugin: {file: %[1]s/ironic-runbooks.wasm, sha256: "%[2]s", limits: {memoryMiB: 48, callTimeout: 90s, poolSize: 3}}}
+  neutronRouterFlavors: {plugin: {file: %[1]s/neutron-router-flavors.wasm, sha256: "%[3]s", limits: null}}
 `, plugins, digest["ironic-runbooks"], flavorDigest)
 		f := filepath.Join(t.TempDir(), "values.yaml")
 		require.NoError(t, os.WriteFile(f, []byte(values), 0o644))
@@ -211,20 +216,27 @@ pluginData:
 	run := func(argv []string) (string, string, error) {
 		hooks := t.TempDir()
 		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), "HOST_BINARY=/bin/true", "HOOKS_DIR="+hooks)
+		cmd.Env = append(os.Environ(), "HOST_BINARY="+host, "HOOKS_DIR="+hooks)
 		out, err := cmd.CombinedOutput()
 		return hooks, string(out), err
 	}
 
 	hooks, out, err := run(render(digest["neutron-router-flavors"]))
 	require.NoError(t, err, out)
-	for n := range wasm {
-		st, err := os.Stat(filepath.Join(hooks, n))
+	want := map[string]string{
+		"ironic-runbooks":        "memory=48 timeout=90s pool=3 args=hook --plugin " + plugins + "/ironic-runbooks.wasm --config\n",
+		"neutron-router-flavors": "memory= timeout= pool= args=hook --plugin " + plugins + "/neutron-router-flavors.wasm --config\n",
+	}
+	for n, w := range want {
+		wrapper := filepath.Join(hooks, n)
+		st, err := os.Stat(wrapper)
 		require.NoError(t, err, "wrapper for %s", n)
 		assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())
-		body, err := os.ReadFile(filepath.Join(hooks, n))
-		require.NoError(t, err)
-		assert.Equal(t, fmt.Sprintf("#!/bin/sh\nexec /bin/true hook --plugin %s/%s.wasm \"$@\"\n", plugins, n), string(body))
+		cmd := exec.Command(wrapper, "--config")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		got, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(got))
+		assert.Equal(t, w, string(got), "running the %s wrapper", n)
 	}
 	entries, err := os.ReadDir(hooks)
 	require.NoError(t, err)

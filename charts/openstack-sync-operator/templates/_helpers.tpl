@@ -63,6 +63,14 @@ Rendering fails with a message naming the value at fault.
 {{- fail (printf "pluginData.%s.plugin.sha256 is required because plugins.%s is true: pin the sha256 digest of %s (the image lists it in /plugins/SHA256SUMS)" $name $name $file) -}}
 {{- end -}}
 {{- $h := dict "enabled" $enabled "file" $file "sha256" $sha "wrapper" (base $file | trimSuffix ".wasm") -}}
+{{- /* The host reads its sandbox limits from process-wide variables; each hook is its own process,
+so the hook's wrapper exports them and every plugin gets its own. */ -}}
+{{- $limits := $plugin.limits | default dict -}}
+{{- $exports := list -}}
+{{- if $limits.callTimeout -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_CALL_TIMEOUT=%s" (toString $limits.callTimeout)) -}}{{- end -}}
+{{- if $limits.memoryMiB -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_MEMORY_MIB=%s" (toString $limits.memoryMiB)) -}}{{- end -}}
+{{- if $limits.poolSize -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_POOL_SIZE=%s" (toString $limits.poolSize)) -}}{{- end -}}
+{{- $_ := set $h "exports" $exports -}}
 {{- $p := $hook.envPrefix | default "" -}}
 {{- $env := dict -}}
 {{- if $p -}}
@@ -101,13 +109,6 @@ Rendering fails with a message naming the value at fault.
 {{- end -}}
 {{- if kindIs "slice" $plugin.grants -}}
 {{- $_ := set $env (printf "%s_GRANTS" $p) (toJson $plugin.grants) -}}
-{{- end -}}
-{{- $limits := $plugin.limits | default dict -}}
-{{- if $limits.memoryMiB -}}
-{{- $_ := set $env (printf "%s_PLUGIN_MEMORY_MIB" $p) (toString $limits.memoryMiB) -}}
-{{- end -}}
-{{- if $limits.callTimeout -}}
-{{- $_ := set $env (printf "%s_PLUGIN_CALL_TIMEOUT" $p) (toString $limits.callTimeout) -}}
 {{- end -}}
 {{- range $k := keys ($hook.env | default dict) | sortAlpha -}}
 {{- $n := printf "%s_%s" $p $k -}}
@@ -157,7 +158,7 @@ fail() { echo "verify-plugins: $*" >&2; exit 1; }
 [ -f {{ $h.file | quote }} ] || fail {{ printf "enabled plugin %s missing: %s" $name $h.file | quote }}
 got=$(sha256sum {{ $h.file | quote }} | cut -d' ' -f1)
 [ "$got" = {{ $h.sha256 | quote }} ] || fail "enabled plugin {{ $name }}: {{ $h.file }} has sha256 $got, the values pin {{ $h.sha256 }}"
-printf '#!/bin/sh\nexec %s hook --plugin %s "$@"\n' "$HOST_BINARY" {{ $h.file | quote }} > "$HOOKS_DIR/{{ $h.wrapper }}"
+printf '#!/bin/sh\n{{ if $h.exports }}export {{ join " " $h.exports }}\n{{ end }}exec %s hook --plugin %s "$@"\n' "$HOST_BINARY" {{ $h.file | quote }} > "$HOOKS_DIR/{{ $h.wrapper }}"
 chmod 0755 "$HOOKS_DIR/{{ $h.wrapper }}"
 {{- end }}
 {{- end }}
