@@ -24,8 +24,6 @@ type instance struct {
 	groupCache map[string]any
 }
 
-var guest instance
-
 type metadataMessage struct {
 	ABIVersion int `json:"abi_version"`
 	Metadata

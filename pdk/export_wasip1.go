@@ -43,6 +43,9 @@ func (extismHost) OpenStack(req *Request) (*Response, error) {
 	return decodeResponse(raw)
 }
 
+// guest is this wasm instance's state; the host runs one call at a time on an instance.
+var guest instance
+
 func run(entry string) int32 {
 	var input []byte
 	if entry != entryMetadata {

@@ -209,14 +209,6 @@ func (e *env) writes() []string {
 	return out
 }
 
-func (e *env) requests() []string {
-	var out []string
-	for _, r := range e.cloud.Requests() {
-		out = append(out, r.String())
-	}
-	return out
-}
-
 // kubeWrites counts the Kubernetes API writes (status and finalizer patches) the runs made.
 func (e *env) kubeWrites() []string {
 	var out []string

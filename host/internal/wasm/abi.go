@@ -29,10 +29,6 @@ const (
 // The JSON messages of docs/abi.md, as the host sees them. The pdk keeps its own copy: the two
 // sides share a document, not code.
 
-type envelope struct {
-	ABIVersion int `json:"abi_version"`
-}
-
 type metadataMessage struct {
 	ABIVersion  int           `json:"abi_version"`
 	Name        string        `json:"name"`

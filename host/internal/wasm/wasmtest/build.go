@@ -50,7 +50,7 @@ func BuildGuest(tb testing.TB, moduleDir, pkg string, extraSources ...string) st
 	tmp := out + ".tmp"
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		tb.Fatalf("building guest %s: the go command is not on PATH: %v", pkg, err)
 	}
 	cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, "./"+pkg)
 	cmd.Dir = moduleDir
