@@ -5,10 +5,10 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins test test-host test-pdk test-plugins test-chart lint e2e demo testdata verify-testdata
+.PHONY: help build plugins test lint e2e demo bench
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 build: ## build the host binary to bin/openstack-sync
 	$(GO) build -trimpath -o $(BIN)/openstack-sync ./host/cmd/openstack-sync
@@ -19,7 +19,7 @@ plugins: ## build every plugin to bin/plugins/<name>.wasm (reproducible: -trimpa
 test: ## the unit and host tiers: every Go module, the chart when helm is available
 	hack/test.sh
 
-lint: ## gofmt, go vet (every module)
+lint: ## gofmt, go vet (native and wasip1) and staticcheck over every module
 	hack/lint.sh
 
 e2e: ## the real-parts tier: kube-apiserver, etcd, shell-operator, helm, Keystone, Neutron, Ironic
@@ -27,3 +27,8 @@ e2e: ## the real-parts tier: kube-apiserver, etcd, shell-operator, helm, Keyston
 
 demo: build plugins ## complete hook passes against an in-process cloud and Kubernetes seeded from examples/
 	$(BIN)/openstack-sync demo --plugins $(BIN)/plugins --examples examples
+
+bench: ## the benchmarks behind docs/benchmarks.md and docs/plugins (wasm host, proxy, planner, plugins)
+	nice $(GO) test ./host/internal/wasm/ -run '^$$' -bench . -benchtime 2s
+	nice $(GO) test ./host/internal/openstack/ ./host/internal/planner/ -run '^$$' -bench .
+	cd plugins-wasm && nice $(GO) test ./... -run '^$$' -bench ConvergedGroup
