@@ -28,6 +28,11 @@ status=1
 
 cleanup() {
   set +e
+  if [ -f "$work/run/shell-operator.pid" ]; then
+    so_pid=$(cat "$work/run/shell-operator.pid")
+    # only if that pid is still our shell-operator, not a reused pid
+    [ "$(cat "/proc/$so_pid/comm" 2>/dev/null)" = shell-operator ] && kill "$so_pid"
+  fi
   [ -n "$kube_started" ] && hack/kube-down.sh "$work/kube"
   if [ -n "$os_started" ] && [ -z "${E2E_KEEP_OPENSTACK:-}" ]; then
     log "stopping OpenStack"

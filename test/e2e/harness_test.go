@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -319,9 +320,15 @@ func (h *harness) startOperator(ctx context.Context) error {
 	cmd := exec.Command(h.env.ShellOperator, "start")
 	cmd.Env = containerEnv(c, local)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// A test binary killed by its -timeout runs no clean-up: the operator must not outlive it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return fmt.Errorf("start shell-operator: %w", err)
+	}
+	// hack/e2e.sh's trap stops it by this pid too, whatever happened to the test binary.
+	if err := os.WriteFile(filepath.Join(h.env.WorkDir, "shell-operator.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		return err
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); logFile.Close(); close(done) }()
