@@ -90,6 +90,15 @@ type State struct {
 // arenaBase is where the first block starts: a non-zero, 8-aligned offset.
 const arenaBase = 8
 
+// blockOverhead is what each block is charged against Limits.Memory besides its bytes: the host's
+// bookkeeping (an order entry and a map entry) is real memory too, and without the charge a guest
+// allocating empty blocks in a loop grows it without bound while the arena stays empty.
+const blockOverhead = 32
+
+// keptBlocks is how many blocks' bookkeeping Reset keeps allocated for the next call; a call that
+// made more has its map and order list dropped, so it does not pin them for the instance's life.
+const keptBlocks = 4096
+
 // NewState returns the state of a fresh instance; config answers config_get (nil: no config).
 func NewState(limits Limits, config func(key string) (string, bool), log Logger, logLevel int32) *State {
 	return &State{
@@ -111,6 +120,9 @@ func (s *State) Reset(input []byte) {
 		s.arena = make([]byte, arenaBase, 64<<10)
 	}
 	s.arena = s.arena[:arenaBase]
+	if cap(s.order) > keptBlocks {
+		s.blocks, s.order = map[uint64]uint64{}, nil
+	}
 	clear(s.blocks)
 	s.order = s.order[:0]
 	s.input = input
@@ -125,9 +137,10 @@ func (s *State) Output() ([]byte, bool) { return s.output, s.outputSet }
 func (s *State) Error() ([]byte, bool) { return s.errMsg, s.errSet }
 
 // Alloc allocates a block of n bytes and returns its offset, or 0 when the arena limit would be
-// exceeded.
+// exceeded. Each block also costs blockOverhead, so the limit bounds the host's bookkeeping too.
 func (s *State) Alloc(n uint64) uint64 {
-	if n > uint64(s.limits.Memory) || uint64(len(s.arena))+n+7 > uint64(s.limits.Memory) {
+	used := uint64(len(s.arena)) + uint64(len(s.order)+1)*blockOverhead
+	if n > uint64(s.limits.Memory) || used+n+7 > uint64(s.limits.Memory) {
 		return 0
 	}
 	off := uint64(len(s.arena))

@@ -164,3 +164,25 @@ func TestFreeingTheNewestBlocksReclaimsTheirSpace(t *testing.T) {
 	_, f := call(t, s, "load_u64", tmp)
 	assert.NotNil(t, f, "a reclaimed block is out of bounds")
 }
+
+// Empty blocks take no arena space, so without a per-block charge a guest calling alloc(0) in a
+// loop grows the host's bookkeeping until the host runs out of memory.
+func TestEmptyBlocksCannotGrowTheHostWithoutBound(t *testing.T) {
+	s := NewState(Limits{Memory: 64 << 10, Output: 64, Vars: 8}, nil, nil, LevelInfo)
+	s.Reset(nil)
+	refused := false
+	for range 1 << 20 {
+		res, f := call(t, s, "alloc", 0)
+		require.Nil(t, f)
+		if res[0] == 0 {
+			refused = true
+			break
+		}
+	}
+	require.True(t, refused, "alloc(0) is refused once the blocks' bookkeeping reaches the memory limit")
+	assert.LessOrEqual(t, len(s.order)*blockOverhead, 64<<10)
+
+	s.Reset(nil)
+	assert.LessOrEqual(t, cap(s.order), keptBlocks, "a call with many blocks does not pin their bookkeeping")
+	assert.NotZero(t, s.Alloc(0), "the next call starts with the whole limit")
+}
