@@ -150,6 +150,8 @@ func newHarness(e env) (*harness, error) {
 	if err != nil {
 		return nil, fmt.Errorf("E2E_KUBECONFIG: %w", err)
 	}
+	// The test polls and reviews a lot; client-go's default 5 requests/s would dominate the run.
+	cfg.QPS, cfg.Burst = 100, 200
 	h := &harness{env: e, restConfig: cfg, namespace: "openstack-sync-e2e"}
 	if h.kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
