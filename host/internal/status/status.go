@@ -124,11 +124,40 @@ func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 		if isOwnKey(k) {
 			continue
 		}
-		if have, ok := current[k]; !ok || !equalJSON(have, want) {
+		w, err := normalize(want)
+		if err != nil {
+			return false
+		}
+		if have, ok := current[k]; !mergeKeeps(have, ok, w) {
 			return false
 		}
 	}
 	return true
+}
+
+// mergeKeeps reports whether merging want (normalized JSON) into a status field leaves it as it
+// is, by the merge-patch rules the API server applies: null deletes a key, an object merges key by
+// key, anything else replaces. A null extra value is therefore current when the key is absent;
+// comparing it as a value would re-patch the status on every run.
+func mergeKeeps(have any, present bool, want any) bool {
+	switch w := want.(type) {
+	case nil:
+		return !present
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !present || !ok {
+			return false
+		}
+		for k, v := range w {
+			hv, hp := h[k]
+			if !mergeKeeps(hv, hp, v) {
+				return false
+			}
+		}
+		return true
+	default:
+		return present && equalJSON(have, w)
+	}
 }
 
 func isOwnKey(k string) bool {

@@ -126,6 +126,18 @@ func TestIsCurrent(t *testing.T) {
 			strings.Replace(current, `"syncStatus"`, `"prefixes":["b"],"syncStatus"`, 1), false},
 		{"explicit empty extra is a value", withExtra(map[string]any{"prefixes": []any{}}), gen(3),
 			strings.Replace(current, `"syncStatus"`, `"prefixes":null,"syncStatus"`, 1), false},
+		// A merge patch deletes a null key, so the stored status of a null extra value is its absence;
+		// comparing it as a missing key would re-patch the status on every run.
+		{"null extra is current when absent", withExtra(map[string]any{"prefixes": nil}), gen(3), current, true},
+		{"null extra is stale while the key is set", withExtra(map[string]any{"prefixes": nil}), gen(3),
+			strings.Replace(current, `"syncStatus"`, `"prefixes":["a"],"syncStatus"`, 1), false},
+		{"nil slice extra is current when absent", withExtra(map[string]any{"prefixes": []string(nil)}), gen(3), current, true},
+		{"nested null extra is current when absent", withExtra(map[string]any{"info": map[string]any{"a": 1, "b": nil}}), gen(3),
+			strings.Replace(current, `"syncStatus"`, `"info":{"a":1},"syncStatus"`, 1), true},
+		{"nested null extra is stale while set", withExtra(map[string]any{"info": map[string]any{"a": 1, "b": nil}}), gen(3),
+			strings.Replace(current, `"syncStatus"`, `"info":{"a":1,"b":2},"syncStatus"`, 1), false},
+		{"nested extra object with an extra stored key", withExtra(map[string]any{"info": map[string]any{"a": 1}}), gen(3),
+			strings.Replace(current, `"syncStatus"`, `"info":{"a":1,"b":2},"syncStatus"`, 1), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
