@@ -51,7 +51,8 @@ func (e *APIError) Error() string {
 	msg := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code)))
 	body := strings.Join(strings.Fields(strings.ToValidUTF8(e.Body, "\uFFFD")), " ")
 	if len(body) > maxBody {
-		body = body[:maxBody-3] + "..."
+		// Dropping the bytes of a character cut in half keeps the log line valid UTF-8.
+		body = strings.ToValidUTF8(body[:maxBody-3], "") + "..."
 	}
 	if body != "" {
 		msg += ": " + body

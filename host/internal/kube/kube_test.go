@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,6 +73,9 @@ func TestAPIErrors(t *testing.T) {
 		{name: "forbidden", code: 403, body: kubetest.Status(403, "Forbidden", "a", "forbidden"), wantText: "HTTP 403 Forbidden: "},
 		{name: "long multi-line body", code: 500, body: "{\"kind\":\"Status\",\"message\":\"" + strings.Repeat("x\\n", 400) + "\"}",
 			wantText: "HTTP 500 Internal Server Error: "},
+		// Cut on a character, not a byte: the detail goes into log lines and JSON logs.
+		{name: "long multi-byte body", code: 500, body: "{\"kind\":\"Status\",\"message\":\"" + strings.Repeat("é", 600) + "\"}",
+			wantText: "HTTP 500 Internal Server Error: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +88,7 @@ func TestAPIErrors(t *testing.T) {
 			assert.True(t, strings.HasPrefix(ae.Error(), tt.wantText), ae.Error())
 			assert.LessOrEqual(t, len(ae.Error()), len("HTTP 500 Internal Server Error: ")+512)
 			assert.NotContains(t, ae.Error(), "\n")
+			assert.True(t, utf8.ValidString(ae.Error()), "detail cut inside a character: %q", ae.Error())
 			assert.Equal(t, tt.gone, ae.ObjectGone("a"))
 			assert.Equal(t, tt.notFound, apierrors.IsNotFound(err), "client-go's error stays reachable")
 		})
