@@ -241,6 +241,9 @@ func TestLifecycle(t *testing.T) {
 		h.waitFor(t, 10*time.Second, "segment range CR to be deleted", func() (bool, string) {
 			return h.getOrNil(t, ctx, segmentRanges, a[segmentRanges.kind].GetName()) == nil, "still present"
 		})
+		r, err := h.cloud.segmentRange(ctx, osName(a[segmentRanges.kind]))
+		require.NoError(t, err)
+		assert.NotNil(t, r, "segment ranges are never deleted, even with PRUNE=true")
 	}), "later phases build on this one")
 
 	require.True(t, t.Run("converged CRs are not rewritten by later runs", func(t *testing.T) {
