@@ -77,6 +77,9 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	if wasmBytes, err = limitStructure(path, wasmBytes); err != nil {
+		return nil, err
+	}
 	var cacheDir string
 	p.cache, cacheDir = openCache(o)
 	p.runtime, err = newRuntime(ctx, o, p.cache, p)

@@ -15,6 +15,17 @@ type Func struct {
 	Name    string
 	Params  []byte
 	Results []byte
+	// Locals declares that many i32 locals in an export's body.
+	Locals uint32
+	// Body, when set, is an export's instructions (without the final end) instead of returning
+	// zeros.
+	Body []byte
+}
+
+// Table is a funcref table; a nil Max declares none.
+type Table struct {
+	Min uint32
+	Max *uint32
 }
 
 // Module describes a module to encode.
@@ -23,6 +34,7 @@ type Module struct {
 	Exports []Func
 	// Memory exports one page of memory as "memory" when true.
 	Memory bool
+	Tables []Table
 }
 
 // Encode returns the module's binary form.
@@ -55,14 +67,24 @@ func (m Module) Encode() []byte {
 		exports = append(exports, 0x00)
 		exports = append(exports, uleb(uint32(len(m.Imports)+i))...)
 		var body []byte
-		body = append(body, 0x00) // no locals
+		if f.Locals > 0 {
+			body = append(body, 0x01)
+			body = append(body, uleb(f.Locals)...)
+			body = append(body, I32)
+		} else {
+			body = append(body, 0x00) // no locals
+		}
 		for _, r := range f.Results {
+			if f.Body != nil {
+				break
+			}
 			if r == I64 {
 				body = append(body, 0x42, 0x00) // i64.const 0
 			} else {
 				body = append(body, 0x41, 0x00) // i32.const 0
 			}
 		}
+		body = append(body, f.Body...)
 		body = append(body, 0x0b)
 		code = append(code, uleb(uint32(len(body)))...)
 		code = append(code, body...)
@@ -81,6 +103,19 @@ func (m Module) Encode() []byte {
 	out = section(out, 1, len(types), typeSec)
 	out = section(out, 2, len(m.Imports), imports)
 	out = section(out, 3, len(m.Exports), funcs)
+	var tables []byte
+	for _, t := range m.Tables {
+		tables = append(tables, 0x70)
+		if t.Max == nil {
+			tables = append(tables, 0x00)
+			tables = append(tables, uleb(t.Min)...)
+		} else {
+			tables = append(tables, 0x01)
+			tables = append(tables, uleb(t.Min)...)
+			tables = append(tables, uleb(*t.Max)...)
+		}
+	}
+	out = section(out, 4, len(m.Tables), tables)
 	if m.Memory {
 		out = section(out, 5, 1, []byte{0x00, 0x01})
 	}
