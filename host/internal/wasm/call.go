@@ -77,6 +77,10 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 		callErr = ctx.Err()
 	}
 	text, dropped := inst.output.take()
+	if n := inst.state.LogDropped(); n > 0 {
+		ci.log.Warn("plugin log messages dropped: the call logged more than its budget", "entry", entry,
+			"dropped_messages", n, "budget_bytes", kernel.DefaultLogBytes)
+	}
 	if callErr != nil {
 		inst.broken = true
 		e := p.classify(ctx, entry, callErr, text)

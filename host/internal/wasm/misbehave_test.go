@@ -11,6 +11,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 )
 
 // Each adversarial guest must produce a clear error naming the plugin and the entry point, leave
@@ -123,6 +124,17 @@ func TestGuestOutputIsBounded(t *testing.T) {
 	assert.Equal(t, []string{"said a lot"}, res.Notes)
 	assert.Contains(t, logs.String(), "dropped_bytes=", "output past the capture limit is counted, not kept")
 	assert.Less(t, len(logs.String()), 2*outputCaptureBytes, "the host holds at most the capture limit")
+}
+
+func TestGuestLogIsBounded(t *testing.T) {
+	o, logs := testOptions(t)
+	p := loadTest(t, guest(t, "rawmock"), o)
+	res, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "log-flood"}))
+	require.NoError(t, err, "a chatty plugin is not a failing one")
+	assert.Equal(t, []string{"logged a lot"}, res.Notes)
+	assert.Contains(t, logs.String(), "more bytes cut)", "one huge message is cut")
+	assert.Contains(t, logs.String(), `msg="plugin log messages dropped: the call logged more than its budget" plugin=rawmock kind=Mock cr=ns/a entry=reconcile dropped_messages=`)
+	assert.Less(t, len(logs.String()), 2*kernel.DefaultLogBytes, "the host logs at most the call's budget, not 64 MB")
 }
 
 func TestPanicTextIsLoggedWithThePluginName(t *testing.T) {

@@ -56,7 +56,20 @@ type Limits struct {
 	Output int
 	// Vars caps the total bytes of var keys and values an instance keeps.
 	Vars int
+	// LogLine caps one guest log message (the rest is cut, and the cut is said); 0 means
+	// DefaultLogLine.
+	LogLine int
+	// LogBytes caps the guest log bytes passed on during one call; later messages are counted,
+	// not logged. 0 means DefaultLogBytes.
+	LogBytes int
 }
+
+// Defaults for Limits' log fields: a guest's log lines are the host's log lines, so a guest must
+// not be able to flood the operator's logs with one huge message or a loop.
+const (
+	DefaultLogLine  = 8 << 10
+	DefaultLogBytes = 256 << 10
+)
 
 // Logger receives guest log messages at an Extism level.
 type Logger func(ctx context.Context, level int32, msg string)
@@ -85,6 +98,8 @@ type State struct {
 
 	log      Logger
 	logLevel int32
+	// logBytes is what this call has logged; logDropped counts the messages it could not.
+	logBytes, logDropped int
 }
 
 // arenaBase is where the first block starts: a non-zero, 8-aligned offset.
@@ -101,6 +116,12 @@ const keptBlocks = 4096
 
 // NewState returns the state of a fresh instance; config answers config_get (nil: no config).
 func NewState(limits Limits, config func(key string) (string, bool), log Logger, logLevel int32) *State {
+	if limits.LogLine <= 0 {
+		limits.LogLine = DefaultLogLine
+	}
+	if limits.LogBytes <= 0 {
+		limits.LogBytes = DefaultLogBytes
+	}
 	return &State{
 		limits:   limits,
 		arena:    make([]byte, arenaBase, 64<<10),
@@ -128,6 +149,27 @@ func (s *State) Reset(input []byte) {
 	s.input = input
 	s.output, s.outputSet = nil, false
 	s.errMsg, s.errSet = nil, false
+	s.logBytes, s.logDropped = 0, 0
+}
+
+// LogDropped returns how many guest log messages this call dropped over Limits.LogBytes.
+func (s *State) LogDropped() int { return s.logDropped }
+
+// logMessage passes one guest message on within the call's log budget.
+func (s *State) logMessage(ctx context.Context, level int32, msg []byte) {
+	if level < s.logLevel || s.log == nil {
+		return
+	}
+	if s.logBytes >= s.limits.LogBytes {
+		s.logDropped++
+		return
+	}
+	text := string(msg)
+	if len(msg) > s.limits.LogLine {
+		text = fmt.Sprintf("%s… (%d more bytes cut)", msg[:s.limits.LogLine], len(msg)-s.limits.LogLine)
+	}
+	s.logBytes += min(len(msg), s.limits.LogLine)
+	s.log(ctx, level, text)
 }
 
 // Output returns the bytes the guest passed to output_set and whether it called it.

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -185,4 +186,29 @@ func TestEmptyBlocksCannotGrowTheHostWithoutBound(t *testing.T) {
 	s.Reset(nil)
 	assert.LessOrEqual(t, cap(s.order), keptBlocks, "a call with many blocks does not pin their bookkeeping")
 	assert.NotZero(t, s.Alloc(0), "the next call starts with the whole limit")
+}
+
+// A guest's log lines become the host's: one huge message is cut, and a loop of messages stops
+// reaching the log once the call's budget is spent (the drops are counted for the host to report).
+func TestGuestLoggingIsBounded(t *testing.T) {
+	var logged []string
+	s := NewState(Limits{Memory: 1 << 12, Output: 64, Vars: 8, LogLine: 16, LogBytes: 40}, nil,
+		func(_ context.Context, _ int32, msg string) { logged = append(logged, msg) }, LevelInfo)
+	s.Reset(nil)
+	_, f := call(t, s, "log_error", s.WriteBlock([]byte(strings.Repeat("x", 100))))
+	require.Nil(t, f)
+	require.Len(t, logged, 1)
+	assert.Equal(t, strings.Repeat("x", 16)+"… (84 more bytes cut)", logged[0])
+
+	for range 10 {
+		_, f = call(t, s, "log_warn", s.WriteBlock([]byte("0123456789")))
+		require.Nil(t, f)
+	}
+	assert.Len(t, logged, 4, "16 + 3×10 bytes reach the 40-byte budget; the rest is dropped")
+	assert.Equal(t, 7, s.LogDropped())
+
+	s.Reset(nil)
+	assert.Zero(t, s.LogDropped(), "each call has its own budget")
+	_, _ = call(t, s, "log_info", s.WriteBlock([]byte("again")))
+	assert.Equal(t, "again", logged[len(logged)-1])
 }

@@ -122,10 +122,7 @@ var functions = map[string]function{
 func logFunc(name string, level int32) function {
 	return sig([]api.ValueType{i64}, none, func(ctx context.Context, st []uint64) {
 		s := FromContext(ctx, name)
-		msg := s.Block(name, st[0])
-		if level >= s.logLevel && s.log != nil {
-			s.log(ctx, level, string(msg))
-		}
+		s.logMessage(ctx, level, s.Block(name, st[0]))
 	})
 }
 

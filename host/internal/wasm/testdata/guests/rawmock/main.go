@@ -71,6 +71,12 @@ func reconcile() int32 {
 	case "chatty":
 		fmt.Print(strings.Repeat("chatter ", 100<<10/8))
 		extism.OutputString(`{"notes":["said a lot"]}`)
+	case "log-flood":
+		line := strings.Repeat("y", 64<<10)
+		for range 1000 {
+			extism.Log(extism.LogError, line)
+		}
+		extism.OutputString(`{"notes":["logged a lot"]}`)
 	case "wild-offset":
 		loadU64(1 << 40)
 	default:
