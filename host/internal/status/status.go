@@ -52,6 +52,12 @@ func Truncate(text string, max int) string {
 	return string(r[:max-3]) + "..."
 }
 
+// message is the text written to the CR. Invalid UTF-8 (a plain-text error from a plugin) is
+// replaced before writing, so the stored text compares equal to it on the next run (§6.3).
+func (o Outcome) message() string {
+	return Truncate(strings.ToValidUTF8(o.Message, "\uFFFD"), MaxMessage)
+}
+
 func (o Outcome) syncStatus() string {
 	if o.Synced {
 		return Synced
@@ -61,7 +67,7 @@ func (o Outcome) syncStatus() string {
 
 // condition is the desired Ready condition without its transition time.
 func (o Outcome) condition(generation *int64) map[string]any {
-	c := map[string]any{"type": ConditionReady, "status": "False", "message": Truncate(o.Message, MaxMessage)}
+	c := map[string]any{"type": ConditionReady, "status": "False", "message": o.message()}
 	switch {
 	case o.Synced:
 		c["status"], c["reason"] = "True", ReasonReconciled
@@ -93,7 +99,7 @@ func Body(o Outcome, generation *int64, current map[string]any, now time.Time) m
 	}
 	s["syncStatus"] = o.syncStatus()
 	s["lastSyncTime"] = stamp
-	s["message"] = Truncate(o.Message, MaxMessage)
+	s["message"] = o.message()
 	s["conditions"] = []any{cond}
 	delete(s, "observedGeneration")
 	if generation != nil {
@@ -105,7 +111,7 @@ func Body(o Outcome, generation *int64, current map[string]any, now time.Time) m
 // IsCurrent reports whether current already says everything Body would write, timestamps aside.
 func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 	if len(current) == 0 || current["syncStatus"] != o.syncStatus() ||
-		current["message"] != Truncate(o.Message, MaxMessage) {
+		current["message"] != o.message() {
 		return false
 	}
 	if generation != nil && !equalJSON(current["observedGeneration"], *generation) {

@@ -149,3 +149,19 @@ func TestIsCurrent(t *testing.T) {
 		})
 	}
 }
+
+// A plain-text plugin error may hold invalid UTF-8; JSON would store a replacement character, so
+// the status written must compare as current on the next run instead of being re-patched forever.
+func TestInvalidUTF8MessageIsCurrentOnceWritten(t *testing.T) {
+	for _, msg := range []string{"bad \xff byte", "run \xff\xfe of bad bytes", strings.Repeat("é", 2100) + "\xff"} {
+		o := Outcome{Message: msg}
+		body, err := json.Marshal(Body(o, gen(1), nil, now))
+		require.NoError(t, err)
+		var written struct{ Status map[string]any }
+		d := json.NewDecoder(strings.NewReader(string(body)))
+		d.UseNumber()
+		require.NoError(t, d.Decode(&written))
+		assert.True(t, IsCurrent(o, gen(1), written.Status), "%q", msg)
+		assert.LessOrEqual(t, len([]rune(written.Status["message"].(string))), MaxMessage)
+	}
+}
