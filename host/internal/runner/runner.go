@@ -106,15 +106,26 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		return 1
 	}
 
-	failed := rn.prune(ctx, policy, plan)
+	pruned, failed := rn.prune(ctx, policy, plan)
 	releasable := plan.Deleted
+	held := 0
 	if policy.UsesFinalizer() {
+		// Release rests on the prune that actually ran for the CR's group, not on the plan listing
+		// every deleted CR's group for prune.
 		releasable = slices.DeleteFunc(slices.Clone(plan.Deleted), func(cr *resource.Resource) bool {
-			return failed[cr.Credentials]
+			if pruned[cr.Credentials] {
+				return false
+			}
+			if !failed[cr.Credentials] && cr.HasFinalizer() {
+				held++
+				rn.crLog(cr).Error(fmt.Sprintf("Keeping the finalizer on %s %s; its credential group was not pruned",
+					rn.Config.Kind, cr.Name))
+			}
+			return true
 		})
 	}
 	code := rn.release(ctx, releasable)
-	if len(failed) > 0 {
+	if len(failed) > 0 || held > 0 {
 		return 1
 	}
 	return code
@@ -231,12 +242,13 @@ func (rn *Runner) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// prune sweeps each prune credential group and returns the groups whose prune failed.
-func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan) map[plugin.Credentials]bool {
-	failed := map[plugin.Credentials]bool{}
+// prune sweeps each prune credential group and returns the groups whose prune succeeded and those
+// whose prune failed.
+func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan) (pruned, failed map[plugin.Credentials]bool) {
+	pruned, failed = map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}
 	if !policy.RunsPrune() {
 		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
-		return failed
+		return pruned, failed
 	}
 	desired := groupByCredentials(plan.Desired)
 	deleted := groupByCredentials(plan.Deleted)
@@ -263,12 +275,14 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 		if err != nil {
 			failed[creds] = true
 			log.Error(fmt.Sprintf("Failed to prune %s %s: %v", rn.noun, describeGroup(creds), err))
+			continue
 		}
+		pruned[creds] = true
 	}
 	if len(failed) == 0 {
 		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
 	}
-	return failed
+	return pruned, failed
 }
 
 // session reuses the group's reconcile session, else connects and waits for the API.

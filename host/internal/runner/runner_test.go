@@ -402,6 +402,19 @@ func TestReleaseFailureFailsTheRun(t *testing.T) {
 	assert.Contains(t, e.logs.String(), "failed to release finalizer from Widget gone: HTTP 422")
 }
 
+// The release rule rests on the prune that ran, not on the planner always listing a deleted CR's
+// group for prune: a finalizer held for cleanup stays until that group's prune succeeded.
+func TestFinalizerHeldWhenItsGroupWasNotPruned(t *testing.T) {
+	e := newEnv(t, true)
+	plan := e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "gone", secret: "s2", deleting: true, finalizers: []string{F}})
+	plan.PruneCredentials = []plugin.Credentials{g1}
+	assert.Equal(t, 1, e.run(plan))
+	assert.Equal(t, []any{F}, e.finalizers("gone"))
+	require.Len(t, e.plugin.Pruned(), 1)
+	assert.Equal(t, g1, e.plugin.Pruned()[0].Credentials)
+	assert.Contains(t, e.logs.String(), "Keeping the finalizer on Widget gone; its credential group was not pruned")
+}
+
 func contains(s []string, v string) bool {
 	for _, x := range s {
 		if x == v {
