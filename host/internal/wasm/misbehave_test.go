@@ -164,6 +164,20 @@ func TestCallOutsideTheGrantIsRefusedAndLogged(t *testing.T) {
 	assert.Equal(t, before, p.nextID.Load())
 }
 
+// The mock requests v2.0/things/<name> under the grant v2.0/things/*: a name that the server
+// would decode into another path must not pass as one segment.
+func TestEncodedPathTricksDoNotEscapeAGrant(t *testing.T) {
+	o, _ := testOptions(t)
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	for _, name := range []string{"%2e%2e", "%2E%2E%2Fnetworks", "x%2f..%2f..%2fidentity", "a%5cb"} {
+		s := &fakeSession{}
+		_, err := p.Reconcile(context.Background(), s, nil, crRequest("trick", map[string]any{"name": name}))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "is outside the grants the plugin declares", name)
+		assert.Empty(t, s.Requests(), "%s: a refused call never reaches OpenStack", name)
+	}
+}
+
 func TestOperatorGrantsNarrowTheDeclaredOnes(t *testing.T) {
 	ctx := context.Background()
 	o, _ := testOptions(t, `MOCK_GRANTS=[{"service":"network","methods":["GET"],"paths":["v2.0/things/*"]}]`)

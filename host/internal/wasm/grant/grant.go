@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -132,12 +133,14 @@ func (g Grant) allows(service, method, path string) bool {
 
 // Match reports whether path matches pattern, segment by segment: "*" matches one non-empty
 // segment and a final "**" any number of trailing segments. Leading and trailing slashes are
-// ignored; a path with an empty, "." or ".." segment never matches, so a grant cannot be
-// escaped by path tricks.
+// ignored. A path never matches when a segment is empty, ".", "..", holds a query or fragment,
+// or would be one of those or hold a slash or backslash once percent-decoded: servers and
+// proxies decode and normalise paths, so "%2e%2e" or "a%2Fb" inside a "*" would otherwise
+// reach a resource the grant does not name.
 func Match(pattern, path string) bool {
 	ps, xs := split(pattern), split(path)
 	for _, x := range xs {
-		if x == "" || x == "." || x == ".." {
+		if !safeSegment(x) {
 			return false
 		}
 	}
@@ -150,6 +153,17 @@ func Match(pattern, path string) bool {
 		}
 	}
 	return len(ps) == len(xs)
+}
+
+func safeSegment(x string) bool {
+	if strings.ContainsAny(x, "?#\\") {
+		return false
+	}
+	dec, err := url.PathUnescape(x)
+	if err != nil {
+		return false
+	}
+	return dec != "" && dec != "." && dec != ".." && !strings.ContainsAny(dec, "/\\")
 }
 
 func split(p string) []string {
