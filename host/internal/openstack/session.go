@@ -415,7 +415,10 @@ func prepare(req plugin.Request) (*prepared, error) {
 	}
 	// Validating the session's own token (Keystone HEAD/GET /v3/auth/tokens) is the connectivity
 	// probe; the session fills in the token the plugin never sees. Other token calls are refused.
-	if req.Service == "identity" && strings.TrimPrefix(path, "v3/") == "auth/tokens" {
+	// Compared decoded: Keystone decodes "auth/%74okens" into the token API too. cleanPath has
+	// checked every escape.
+	decoded, _ := url.PathUnescape(path)
+	if req.Service == "identity" && strings.TrimPrefix(decoded, "v3/") == "auth/tokens" {
 		if p.method != http.MethodGet && p.method != http.MethodHead {
 			return nil, fmt.Errorf("%s: the host manages tokens; only HEAD or GET (validate the session's own token) are allowed", p.op)
 		}

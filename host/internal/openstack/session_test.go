@@ -135,6 +135,8 @@ func TestDoRejectsUnsafeRequests(t *testing.T) {
 		{"bad method", plugin.Request{Method: "TRACE"}, `method "TRACE"`},
 		{"bad service", plugin.Request{Service: "Network!"}, `service "Network!"`},
 		{"token creation", plugin.Request{Service: "identity", Method: http.MethodPost, Path: "v3/auth/tokens"}, "the host manages tokens"},
+		{"escaped token creation", plugin.Request{Service: "identity", Method: http.MethodPost, Path: "v3/auth/%74okens"}, "the host manages tokens"},
+		{"escaped token revocation", plugin.Request{Service: "identity", Method: http.MethodDelete, Path: "%76%33/auth/tokens"}, "the host manages tokens"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
