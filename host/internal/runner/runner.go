@@ -51,6 +51,8 @@ type Runner struct {
 
 	noun     string
 	sessions map[plugin.Credentials]plugin.Session
+	// holder is the UID of the newest object the plan saw under each namespace/name.
+	holder map[string]string
 }
 
 // Messages of the failures the framework itself reports on a CR.
@@ -63,6 +65,7 @@ const (
 func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	rn.noun = rn.Plugin.Metadata().Noun
 	rn.sessions = map[plugin.Credentials]plugin.Session{}
+	rn.holder = nameHolders(plan)
 	policy := rn.Plugin.CleanupPolicy(rn.Config.Prune)
 	rn.Log.Info(fmt.Sprintf("Found %d %s(s) to reconcile", len(plan.Reconcile), rn.noun), "kind", rn.Config.Kind)
 	if len(plan.Unreadable) > 0 {
@@ -308,6 +311,13 @@ func (rn *Runner) release(ctx context.Context, crs []*resource.Resource) int {
 		if !cr.HasFinalizer() {
 			continue
 		}
+		if h := rn.holder[cr.Ref()]; h != "" && cr.UID != "" && h != cr.UID {
+			// Releases are addressed by name: patching now would strip the finalizer from the newer
+			// object, which may hold it at the same index. The old object is gone, nothing to release.
+			rn.crLog(cr).Info(fmt.Sprintf("Not releasing the finalizer of %s %s (uid %s); the name now belongs to uid %s",
+				rn.Config.Kind, cr.Ref(), cr.UID, h))
+			continue
+		}
 		if err := rn.writeFinalizer(ctx, cr, finalizer.Release); err != nil {
 			rn.crLog(cr).Error(err.Error())
 			code = 1
@@ -392,6 +402,23 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 		return
 	}
 	log.Error(fmt.Sprintf("failed to patch %s status for %s: %T: %v", kind, cr.Name, err, err))
+}
+
+// nameHolders maps each namespace/name of the plan to the UID of the newest object seen under it.
+// A Deleted event carries the object's last stored state, finalizer included, and the name may
+// have been taken again within the same batch. Deleted CRs are listed oldest first (events in
+// order, then the snapshot), and a live CR outranks any deleted one: a name cannot belong to a live
+// object while an older object of that name still exists.
+func nameHolders(plan planner.Plan) map[string]string {
+	h := map[string]string{}
+	for _, list := range [][]*resource.Resource{plan.Deleted, plan.Desired, plan.Reconcile} {
+		for _, cr := range list {
+			if cr.UID != "" {
+				h[cr.Ref()] = cr.UID
+			}
+		}
+	}
+	return h
 }
 
 func groupByCredentials(crs []*resource.Resource) map[plugin.Credentials][]*resource.Resource {

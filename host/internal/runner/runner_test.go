@@ -545,3 +545,25 @@ func TestDeletedCRsAreNeverReconciled(t *testing.T) {
 	assert.Empty(t, e.plugin.Reconciled())
 	assert.Nil(t, e.status("gone"))
 }
+
+// A Deleted event carries the last stored state, finalizer included (the real API server deletes
+// without storing the emptied list). When the same name was created again in the batch, the
+// name-addressed release would hit the new object, whose finalizer this run just added at the same
+// index: the old object is gone, so there is nothing to release.
+func TestReleaseSkipsANameNowHeldByAnotherObject(t *testing.T) {
+	e := newEnv(t, true)
+	old := cr{name: "a", finalizers: []string{F}}.object()
+	old["metadata"].(map[string]any)["uid"] = "uid-old"
+	old["metadata"].(map[string]any)["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+	recreated := cr{name: "a"}.object()
+	e.srv.Put(path("a"), recreated)
+	snapshot := map[string]any{"widgets": []any{map[string]any{"object": recreated}}}
+	code := e.run(e.planContexts([]any{
+		map[string]any{"binding": "widgets", "type": "Event", "watchEvent": "Deleted", "object": old, "snapshots": snapshot},
+		map[string]any{"binding": "widgets", "type": "Event", "watchEvent": "Added", "object": recreated, "snapshots": snapshot},
+	}))
+	assert.Equal(t, 0, code)
+	assert.Equal(t, []any{F}, e.finalizers("a"), "the new object keeps the finalizer this run added")
+	assert.Equal(t, 1, strings.Count(strings.Join(e.journal.Entries(), "\n"), "patch finalizers a"), "only the add")
+	assert.Contains(t, e.logs.String(), "Not releasing the finalizer of Widget ns/a (uid uid-old); the name now belongs to uid uid-a")
+}
