@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 
 	"github.com/tetratelabs/wazero/sys"
@@ -149,6 +150,13 @@ func (p *Plugin) guestError(inst *instance, entry string) error {
 	var m errorMessage
 	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil && m.Message != "" {
 		err := error(errors.New(m.Message))
+		if m.Reason != "" && !reasonPattern.MatchString(m.Reason) {
+			// The reason lands in the CR's Ready condition and the printed REASON column; a guest
+			// must not be able to put a megabyte or a line break there.
+			p.log.Warn("plugin error reason dropped: not a CamelCase word of at most 128 characters",
+				"entry", entry, "reason", m.Reason[:min(len(m.Reason), 128)])
+			m.Reason = ""
+		}
 		if m.Reason != "" {
 			err = plugin.WithReason(m.Reason, err)
 		}
@@ -159,6 +167,9 @@ func (p *Plugin) guestError(inst *instance, entry string) error {
 	}
 	return errors.New(string(raw))
 }
+
+// reasonPattern is a condition reason as the API server accepts it, kept short.
+var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]{0,126}[A-Za-z0-9_])?$`)
 
 // finish applies the rule that a permanent Session error during a call makes the call's error
 // permanent and carries its message, whatever the guest made of it.

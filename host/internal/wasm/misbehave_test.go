@@ -211,6 +211,21 @@ func TestPlainTextGuestErrorsAreTheirOwnMessage(t *testing.T) {
 	assert.EqualError(t, err, `wasm plugin "rawmock" reconcile: failed without an error message`)
 }
 
+// A guest's reason becomes the CR's condition reason: one that is huge or not a word is dropped
+// (and logged), the message kept.
+func TestGuestReasonsAreBounded(t *testing.T) {
+	ctx := context.Background()
+	o, logs := testOptions(t)
+	p := loadTest(t, guest(t, "rawmock"), o)
+	for mode, msg := range map[string]string{"bad-reasons": "long reason", "newline-reason": "odd reason"} {
+		_, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"mode": mode}))
+		require.EqualError(t, err, msg, mode)
+		assert.Empty(t, plugin.Reason(err), mode)
+	}
+	assert.Contains(t, logs.String(), "plugin error reason dropped")
+	assert.Less(t, len(logs.String()), 64<<10, "the dropped reason is logged cut")
+}
+
 func TestPanicDuringInitializeRefusesTheLoad(t *testing.T) {
 	o, logs := testOptions(t)
 	path := guest(t, "initpanic")

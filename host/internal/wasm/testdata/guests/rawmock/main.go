@@ -66,6 +66,12 @@ func reconcile() int32 {
 	case "plain-error":
 		extism.SetErrorString("plain text failure")
 		return 1
+	case "bad-reasons":
+		extism.SetErrorString(`{"message":"long reason","reason":"` + strings.Repeat("R", 1<<20-64) + `"}`)
+		return 1
+	case "newline-reason":
+		extism.SetErrorString(`{"message":"odd reason","reason":"Bad\nReason"}`)
+		return 1
 	case "error-without-message":
 		return 1
 	case "chatty":
