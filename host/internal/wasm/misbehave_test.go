@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -224,6 +225,18 @@ func TestGuestReasonsAreBounded(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "plugin error reason dropped")
 	assert.Less(t, len(logs.String()), 64<<10, "the dropped reason is logged cut")
+}
+
+// The promise to operators: a plugin sees no environment or arguments, whatever the host process
+// has. Files and sockets cannot even be imported (TestStructurallyBadModulesAreRefusedBeforeInstantiation).
+func TestGuestSeesNoEnvironmentFilesOrNetwork(t *testing.T) {
+	t.Setenv("OS_PASSWORD", "canary")
+	o, _ := testOptions(t)
+	o.LookupEnv = os.LookupEnv
+	p := loadTest(t, guest(t, "rawmock"), o)
+	res, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "sandbox"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"env=[]", "args=[]"}, res.Notes)
 }
 
 func TestPanicDuringInitializeRefusesTheLoad(t *testing.T) {

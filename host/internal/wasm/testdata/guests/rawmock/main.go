@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	extism "github.com/extism/go-pdk"
@@ -83,6 +84,11 @@ func reconcile() int32 {
 			extism.Log(extism.LogError, line)
 		}
 		extism.OutputString(`{"notes":["logged a lot"]}`)
+	case "sandbox":
+		// Reports what the sandbox exposes: the host gives no environment and no arguments (files
+		// and sockets are not even importable: the loader refuses path_open, fd_readdir, sock_*).
+		notes := []string{fmt.Sprintf("env=%q", os.Environ()), fmt.Sprintf("args=%q", os.Args[min(len(os.Args), 1):])}
+		_ = extism.OutputJSON(map[string]any{"notes": notes})
 	case "wild-offset":
 		loadU64(1 << 40)
 	default:
