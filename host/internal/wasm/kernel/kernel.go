@@ -190,7 +190,8 @@ func (s *State) Alloc(n uint64) uint64 {
 	// Keep every block 8-aligned, as go-pdk reads and writes in 8-byte words.
 	padded := (end + 7) &^ 7
 	if padded > uint64(cap(s.arena)) {
-		grown := make([]byte, padded, max(2*uint64(cap(s.arena)), padded))
+		// Doubling amortises growth; capping at the limit keeps the host's arena within it.
+		grown := make([]byte, padded, min(max(2*uint64(cap(s.arena)), padded), uint64(s.limits.Memory)))
 		copy(grown, s.arena)
 		s.arena = grown
 	} else {

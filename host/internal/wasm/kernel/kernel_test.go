@@ -104,6 +104,17 @@ func TestAllocStopsAtTheMemoryLimit(t *testing.T) {
 	assert.Zero(t, s.Alloc(200), "the arena is full")
 }
 
+func TestArenaNeverOutgrowsItsLimit(t *testing.T) {
+	const limit = 600 << 10
+	s := NewState(Limits{Memory: limit, Output: 64, Vars: 8}, nil, nil, LevelInfo)
+	s.Reset(nil)
+	for range limit / (40 << 10) {
+		s.Alloc(40 << 10)
+	}
+	assert.Zero(t, s.Alloc(40<<10), "the arena is full")
+	assert.LessOrEqual(t, cap(s.arena), limit, "growing by doubling stops at the limit")
+}
+
 func TestInputConfigVarsAndLog(t *testing.T) {
 	var logged []string
 	config := map[string]string{"REGION": "r1"}
