@@ -93,6 +93,11 @@ if [ -n "$contract" ]; then
   log "go test $contract (real cloud)"
   go test -count=1 -v "$contract" 2>&1 | tee -a "$work/e2e.log"
   [ "${PIPESTATUS[0]}" = 0 ] || status_other=1
+  # The plugins' own scenarios against the real Neutron and Ironic (create, then a converged pass
+  # that writes nothing), each compiled .wasm through the real session; uniquely named, cleaned up.
+  log "go test ./host/internal/pluginpass -run TestRealCloud (real cloud)"
+  OPENSTACK_SYNC_PLUGINS_DIR="$repo/bin/plugins" go test -count=1 -v -run TestRealCloud ./host/internal/pluginpass 2>&1 | tee -a "$work/e2e.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status_other=1
 fi
 if [ -n "$tagged" ]; then
   log "go test -tags e2e" $tagged "(in the background, log $work/tagged.log)"

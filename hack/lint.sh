@@ -10,6 +10,10 @@ for mod in $(git ls-files -co --exclude-standard 'go.mod' '**/go.mod' | grep -v 
   dir=$(dirname "$mod")
   echo "== $dir: go vet, staticcheck"
   (cd "$dir" && GOOS= GOARCH= go vet ./... && go run "$STATICCHECK" ./...)
+  if [ "$dir" = . ]; then
+    echo "== .: go vet, staticcheck (-tags e2e: the real-parts tier)"
+    go vet -tags e2e ./... && go run "$STATICCHECK" -tags e2e ./...
+  fi
   case "$dir" in
     pdk|plugins-wasm|*/guests)
       echo "== $dir: go vet (wasip1)"

@@ -183,6 +183,6 @@ func TestAgainstAPIServer(t *testing.T) {
 	code, _, logs = run(hcfg, &plugintest.Plugin{}, terminating)
 	assert.Equal(t, 0, code, logs)
 	// A status patch for the gone CR is informational.
-	code, _, logs = run(hcfg, &plugintest.Plugin{Results: map[string]plugintest.Result{"a": {Notes: []string{"n"}}}}, stale)
+	_, _, logs = run(hcfg, &plugintest.Plugin{Results: map[string]plugintest.Result{"a": {Notes: []string{"n"}}}}, stale)
 	assert.Contains(t, logs, "not patching Widget status for a; the CR is gone: HTTP 404 Not Found")
 }
