@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,6 +238,38 @@ func TestGuestSeesNoEnvironmentFilesOrNetwork(t *testing.T) {
 	res, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "sandbox"}))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"env=[]", "args=[]"}, res.Notes)
+}
+
+// A guest's sleep must reach the host in short slices: a sleep that returned at once made a Go
+// guest spin a CPU for the whole duration, and one slept whole could not be stopped at the deadline.
+func TestGuestSleepWaitsInShortSlices(t *testing.T) {
+	var mu sync.Mutex
+	var slices []time.Duration
+	sleep = func(d time.Duration) {
+		mu.Lock()
+		slices = append(slices, d)
+		mu.Unlock()
+		time.Sleep(d)
+	}
+	t.Cleanup(func() { sleep = time.Sleep })
+	o, _ := testOptions(t)
+	p := loadTest(t, guest(t, "rawmock"), o)
+	res, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "sleep", "millis": 50}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"slept"}, res.Notes)
+	mu.Lock()
+	seen := append([]time.Duration(nil), slices...)
+	mu.Unlock()
+	require.NotEmpty(t, seen, "the guest's time.Sleep waits in the host, not in a spin")
+	assert.LessOrEqual(t, seen[0], sleepSlice)
+	assert.LessOrEqual(t, seen[len(seen)-1], sleepSlice)
+
+	o.CallTimeout = 200 * time.Millisecond
+	p = loadTest(t, guest(t, "rawmock"), o)
+	_, err = p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "sleep", "millis": 3600_000}))
+	var ce *CallError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "timeout", ce.Kind, "a guest sleeping past its deadline is stopped")
 }
 
 func TestPanicDuringInitializeRefusesTheLoad(t *testing.T) {

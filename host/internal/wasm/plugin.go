@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -188,10 +189,10 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		WithStdout(out).
 		WithStderr(out).
 		// Real clocks so logs and guest-side deadlines mean something; real randomness so Go's
-		// map seeds and any nonces are not predictable. Sleep stays a no-op: nothing in a
-		// reconcile should wait inside the sandbox.
+		// map seeds and any nonces are not predictable.
 		WithSysWalltime().
 		WithSysNanotime().
+		WithNanosleep(guestSleep).
 		WithRandSource(rand.Reader)
 	ictx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
 	defer cancel()
@@ -214,6 +215,18 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	}
 	return inst, nil
 }
+
+// sleepSlice bounds one guest sleep. With real clocks a sleep that returned at once would make a
+// Go guest's time.Sleep spin on a CPU until its time has passed; sleeping in short slices lets it
+// wait idle and still be stopped at its deadline between two slices, as a host function that
+// slept the whole time could not be.
+const sleepSlice = 10 * time.Millisecond
+
+// guestSleep serves poll_oneoff's clock waits.
+func guestSleep(ns int64) { sleep(min(time.Duration(ns), sleepSlice)) }
+
+// sleep is time.Sleep; tests replace it to see the slices.
+var sleep = time.Sleep
 
 // lookupConfig answers config_get: KEY is the hook's <PREFIX>_KEY, and nothing else is visible.
 func (p *Plugin) lookupConfig(key string) (string, bool) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	extism "github.com/extism/go-pdk"
 )
@@ -52,7 +53,8 @@ func groupEnd() int32 {
 func reconcile() int32 {
 	var in struct {
 		Spec struct {
-			Mode string `json:"mode"`
+			Mode   string `json:"mode"`
+			Millis int    `json:"millis"`
 		} `json:"spec"`
 	}
 	if err := extism.InputJSON(&in); err != nil {
@@ -89,6 +91,9 @@ func reconcile() int32 {
 		// and sockets are not even importable: the loader refuses path_open, fd_readdir, sock_*).
 		notes := []string{fmt.Sprintf("env=%q", os.Environ()), fmt.Sprintf("args=%q", os.Args[min(len(os.Args), 1):])}
 		_ = extism.OutputJSON(map[string]any{"notes": notes})
+	case "sleep":
+		time.Sleep(time.Duration(in.Spec.Millis) * time.Millisecond)
+		extism.OutputString(`{"notes":["slept"]}`)
 	case "wild-offset":
 		loadU64(1 << 40)
 	default:
