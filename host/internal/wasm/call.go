@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/sys"
 
@@ -41,7 +42,13 @@ type callInfo struct {
 	log     *slog.Logger
 	// permanent is the first Session error marked permanent during the call.
 	permanent error
+	// refused counts the requests refused by the grant; only the first few are logged one by one.
+	refused int
 }
+
+// maxRefusalLogs is how many refused requests of one call are logged one by one: a guest retrying
+// a refused request in a loop must not flood the log.
+const maxRefusalLogs = 5
 
 type callKey struct{}
 
@@ -78,6 +85,10 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 		callErr = ctx.Err()
 	}
 	text, dropped := inst.output.take()
+	if ci.refused > maxRefusalLogs {
+		ci.log.Warn("more OpenStack requests refused than logged", "entry", entry, "refused", ci.refused,
+			"logged", maxRefusalLogs)
+	}
 	if n := inst.state.LogDropped(); n > 0 {
 		ci.log.Warn("plugin log messages dropped: the call logged more than its budget", "entry", entry,
 			"dropped_messages", n, "budget_bytes", kernel.DefaultLogBytes)
@@ -149,7 +160,7 @@ func (p *Plugin) guestError(inst *instance, entry string) error {
 	}
 	var m errorMessage
 	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil && m.Message != "" {
-		err := error(errors.New(m.Message))
+		err := error(errors.New(cutMessage(m.Message)))
 		if m.Reason != "" && !reasonPattern.MatchString(m.Reason) {
 			// The reason lands in the CR's Ready condition and the printed REASON column; a guest
 			// must not be able to put a megabyte or a line break there.
@@ -165,7 +176,22 @@ func (p *Plugin) guestError(inst *instance, entry string) error {
 		}
 		return err
 	}
-	return errors.New(string(raw))
+	return errors.New(cutMessage(string(raw)))
+}
+
+// maxErrorMessage bounds a guest's error text: the runner logs it for every failed CR and the
+// CR's status keeps only 2,048 characters of it anyway.
+const maxErrorMessage = 4096
+
+func cutMessage(s string) string {
+	if len(s) <= maxErrorMessage {
+		return s
+	}
+	n := maxErrorMessage
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d more bytes cut)", s[:n], len(s)-n)
 }
 
 // reasonPattern is a condition reason as the API server accepts it, kept short.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -270,6 +271,32 @@ func TestGuestSleepWaitsInShortSlices(t *testing.T) {
 	var ce *CallError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "timeout", ce.Kind, "a guest sleeping past its deadline is stopped")
+}
+
+// What a guest sends ends up in the host's log (a refused request's path, the error the runner
+// logs for a CR): a megabyte of it must not become a megabyte-long log line.
+func TestHugeGuestStringsDoNotReachTheLog(t *testing.T) {
+	ctx := context.Background()
+	o, logs := testOptions(t)
+	p := loadTest(t, guest(t, "rawmock"), o)
+
+	res, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "long-path"}))
+	require.NoError(t, err)
+	require.Len(t, res.Notes, 1)
+	assert.Contains(t, res.Notes[0], `"kind":"invalid_request"`)
+	assert.Contains(t, res.Notes[0], "path of 1048581 bytes exceeds the limit of 4096 bytes")
+
+	_, err = p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "huge-error"}))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 5<<10, "the error the runner logs and stores is cut")
+	assert.True(t, strings.HasSuffix(err.Error(), "more bytes cut)"), "and says so")
+	assert.Less(t, len(logs.String()), 64<<10)
+
+	_, err = p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "refused-loop"}))
+	require.NoError(t, err)
+	assert.Equal(t, maxRefusalLogs, strings.Count(logs.String(), `msg="OpenStack request refused"`),
+		"a guest retrying a refused request in a loop is logged a few times")
+	assert.Contains(t, logs.String(), `msg="more OpenStack requests refused than logged" plugin=rawmock kind=Mock cr=ns/a entry=reconcile refused=1000 logged=5`)
 }
 
 func TestPanicDuringInitializeRefusesTheLoad(t *testing.T) {

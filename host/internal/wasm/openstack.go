@@ -32,6 +32,9 @@ func instantiateUser(ctx context.Context, r wazero.Runtime, p *Plugin) error {
 	return err
 }
 
+// maxPathBytes bounds a request path: no OpenStack URL is longer, and a refused path is logged.
+const maxPathBytes = 4096
+
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
 // reservedHeaders carry credentials or routing the host owns; a plugin may not set them.
@@ -77,6 +80,9 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 		return refuse("invalid_request", true, "openstack_request: service is empty")
 	case !methods[req.Method]:
 		return refuse("invalid_request", true, "openstack_request: unsupported method %q", req.Method)
+	case len(req.Path) > maxPathBytes:
+		return refuse("invalid_request", true, "openstack_request: path of %d bytes exceeds the limit of %d bytes",
+			len(req.Path), maxPathBytes)
 	case strings.Contains(req.Path, "://") || strings.HasPrefix(req.Path, "//") || strings.ContainsAny(req.Path, "?#"):
 		return refuse("invalid_request", true,
 			"openstack_request: path %q must be relative to the service endpoint, without a query or fragment", req.Path)
@@ -91,7 +97,9 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	}
 	if !p.grants.Allows(req.Service, req.Method, req.Path) {
 		why := p.grants.Explain(req.Service, req.Method, req.Path)
-		ci.log.Warn("OpenStack request refused", "entry", ci.entry, "reason", why)
+		if ci.refused++; ci.refused <= maxRefusalLogs {
+			ci.log.Warn("OpenStack request refused", "entry", ci.entry, "reason", why)
+		}
 		return refuse("grant_denied", true, "%s", why)
 	}
 	if ci.session == nil {

@@ -17,6 +17,9 @@ import (
 //go:wasmimport extism:host/env load_u64
 func loadU64(offset uint64) uint64
 
+//go:wasmimport extism:host/user openstack_request
+func openstackRequest(offset uint64) uint64
+
 //go:wasmexport openstack_sync_abi_v1
 func abi() {}
 
@@ -94,6 +97,21 @@ func reconcile() int32 {
 	case "sleep":
 		time.Sleep(time.Duration(in.Spec.Millis) * time.Millisecond)
 		extism.OutputString(`{"notes":["slept"]}`)
+	case "huge-error":
+		extism.SetErrorString(`{"message":"` + strings.Repeat("E", 1<<20-64) + `"}`)
+		return 1
+	case "long-path":
+		req := extism.AllocateString(`{"service":"network","method":"GET","path":"v2.0/` + strings.Repeat("p", 1<<20) + `"}`)
+		mem := extism.FindMemory(openstackRequest(req.Offset()))
+		resp := mem.ReadBytes()
+		_ = extism.OutputJSON(map[string]any{"notes": []string{string(resp[:min(len(resp), 200)])}})
+	case "refused-loop":
+		req := extism.AllocateString(`{"service":"network","method":"DELETE","path":"v2.0/networks/x"}`)
+		for range 1000 {
+			mem := extism.FindMemory(openstackRequest(req.Offset()))
+			mem.Free()
+		}
+		extism.OutputString(`{"notes":["kept trying"]}`)
 	case "wild-offset":
 		loadU64(1 << 40)
 	default:
