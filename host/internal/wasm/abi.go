@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
+	"strings"
+	"unicode"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
@@ -103,6 +106,40 @@ type hostError struct {
 	Kind      string `json:"kind"`
 	Message   string `json:"message"`
 	Permanent bool   `json:"permanent,omitempty"`
+}
+
+// The metadata's names end up in every log line (name), in the User-Agent of OpenStack requests,
+// in status messages (noun) and in environment variable names (env_prefix): a guest must not be
+// able to put a megabyte or a line break there.
+var (
+	namePattern      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	envPrefixPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,62}$`)
+	bindingPattern   = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+)
+
+const maxNounBytes = 64
+
+// checkNames refuses names the host could not safely repeat in logs, headers and messages.
+func (m *metadataMessage) checkNames() error {
+	switch {
+	case !namePattern.MatchString(m.Name):
+		return fmt.Errorf("name %q is not a lower-case DNS label (letters, digits, '-', at most 63)", cut(m.Name))
+	case m.EnvPrefix != "" && !envPrefixPattern.MatchString(m.EnvPrefix):
+		return fmt.Errorf("env_prefix %q is not an upper-case variable name (A-Z, 0-9, '_', at most 63)", cut(m.EnvPrefix))
+	case m.BindingName != "" && !bindingPattern.MatchString(m.BindingName):
+		return fmt.Errorf("binding_name %q is not a name of letters, digits, '-', '_' or '.', at most 63", cut(m.BindingName))
+	case len(m.Noun) > maxNounBytes || strings.IndexFunc(m.Noun, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return fmt.Errorf("noun %q is not printable text of at most %d bytes", cut(m.Noun), maxNounBytes)
+	}
+	return nil
+}
+
+// cut shortens a refused name for its error message.
+func cut(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }
 
 // cleanupPolicies turns the metadata's cleanup section into a policy per PRUNE setting,

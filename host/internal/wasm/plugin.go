@@ -147,6 +147,9 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	case m.EnvPrefix == "" && p.opts.EnvPrefix == "":
 		return refuse("env_prefix is empty")
 	}
+	if err := m.checkNames(); err != nil {
+		return refuse("%v", err)
+	}
 	if _, ok := exports[EntryPrune]; m.HasPrune && !ok {
 		return refuse("has_prune is true but the module does not export %q", EntryPrune)
 	}

@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,4 +113,38 @@ func TestGuestErrorsKeepReasonAndPermanence(t *testing.T) {
 
 	_, err = p.Reconcile(ctx, &fakeSession{}, nil, crRequest("a", map[string]any{"action": "permanent"}))
 	assert.True(t, plugin.IsPermanent(err))
+}
+
+// Metadata names are repeated in every log line, request header and status message: a guest
+// must not be able to make them huge or multi-line.
+func TestMetadataNamesAreChecked(t *testing.T) {
+	ok := metadataMessage{Name: "neutron-router-flavors", Noun: "router flavor", EnvPrefix: "NEUTRON_ROUTER_FLAVOR",
+		BindingName: "neutron-router-flavors"}
+	require.NoError(t, ok.checkNames())
+	probe := metadataMessage{Name: "openstack-probe", EnvPrefix: "OPENSTACK_PROBE"}
+	require.NoError(t, probe.checkNames(), "a probe has no binding or noun")
+
+	cases := map[string]struct {
+		edit func(*metadataMessage)
+		want string
+	}{
+		"huge name":           {func(m *metadataMessage) { m.Name = strings.Repeat("a", 1<<20) }, "name \"aaaa"},
+		"name with a newline": {func(m *metadataMessage) { m.Name = "x\ny" }, "is not a lower-case DNS label"},
+		"upper-case name":     {func(m *metadataMessage) { m.Name = "Widgets" }, "is not a lower-case DNS label"},
+		"prefix with =":       {func(m *metadataMessage) { m.EnvPrefix = "A=B" }, "env_prefix \"A=B\" is not an upper-case variable name"},
+		"lower-case prefix":   {func(m *metadataMessage) { m.EnvPrefix = "widget" }, "env_prefix"},
+		"binding with space":  {func(m *metadataMessage) { m.BindingName = "a b" }, "binding_name"},
+		"huge noun":           {func(m *metadataMessage) { m.Noun = strings.Repeat("n", 65) }, "noun"},
+		"noun with a newline": {func(m *metadataMessage) { m.Noun = "a\nb" }, "noun"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := ok
+			c.edit(&m)
+			err := m.checkNames()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Less(t, len(err.Error()), 300, "the refusal quotes the name cut")
+		})
+	}
 }
