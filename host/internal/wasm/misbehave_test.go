@@ -197,10 +197,12 @@ func TestOperatorGrantsNarrowTheDeclaredOnes(t *testing.T) {
 	require.NoError(t, err, "Options.Grants overrides the variable")
 
 	o.Grants = nil
-	o.LookupEnv = lookupIn([]string{`MOCK_GRANTS=[{"service":"network"}]`})
-	_, err = load(ctx, guest(t, "pdkmock"), o.withDefaults())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "MOCK_GRANTS is invalid")
+	for _, bad := range []string{`[{"service":"network"}]`, ``, ` `} {
+		o.LookupEnv = lookupIn([]string{`MOCK_GRANTS=` + bad})
+		_, err = load(ctx, guest(t, "pdkmock"), o.withDefaults())
+		require.Error(t, err, "MOCK_GRANTS=%q: an operator's narrowing that cannot be read fails closed", bad)
+		assert.Contains(t, err.Error(), "MOCK_GRANTS is invalid")
+	}
 }
 
 func TestPlainTextGuestErrorsAreTheirOwnMessage(t *testing.T) {

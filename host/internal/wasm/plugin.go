@@ -170,7 +170,9 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	p.prefix = prefix
 	operator := p.opts.Grants
 	if operator == nil {
-		if raw, ok := p.opts.LookupEnv(prefix + "_GRANTS"); ok && strings.TrimSpace(raw) != "" {
+		// A set but empty variable is refused, not ignored: ignoring it would leave the plugin
+		// every grant it declares while the operator meant to narrow them.
+		if raw, ok := p.opts.LookupEnv(prefix + "_GRANTS"); ok {
 			if operator, err = grant.Parse([]byte(raw)); err != nil {
 				return &LoadError{Path: p.path, Reason: prefix + "_GRANTS is invalid", Err: err}
 			}
