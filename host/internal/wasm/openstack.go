@@ -37,11 +37,40 @@ const maxPathBytes = 4096
 
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
-// reservedHeaders carry credentials or routing the host owns; a plugin may not set them.
+// reservedHeaders carry credentials, framing or routing the host owns; a plugin may not set them,
+// nor any X-OpenStack-*-API-Version (microversions go through the request's microversion).
 var reservedHeaders = map[string]bool{
 	"X-Auth-Token": true, "X-Subject-Token": true, "X-Service-Token": true, "Authorization": true,
-	"Cookie": true, "Host": true, "Openstack-Api-Version": true, "X-Openstack-Nova-Api-Version": true,
-	"X-Openstack-Ironic-Api-Version": true, "Content-Length": true,
+	"Proxy-Authorization": true, "X-Auth-User": true, "X-Auth-Key": true, "Cookie": true, "Host": true,
+	"Openstack-Api-Version": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
+	"Te": true, "Trailer": true, "Upgrade": true,
+}
+
+// credentialHeaders never reach a plugin in a response, whatever the Session passes on.
+var credentialHeaders = []string{"X-Subject-Token", "X-Auth-Token", "X-Service-Token", "Set-Cookie", "Authorization"}
+
+func reservedHeader(canonical string) bool {
+	return reservedHeaders[canonical] ||
+		strings.HasPrefix(canonical, "X-Openstack-") && strings.HasSuffix(canonical, "-Api-Version")
+}
+
+// validHeader reports whether a header can be sent as it is: a name of token characters and
+// values without control characters, so nothing can be smuggled past the reserved names.
+func validHeader(name string, values []string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	for _, v := range values {
+		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return false
+		}
+	}
+	return true
 }
 
 // openstackRequest serves one guest request: it reads the request block at off and returns the
@@ -90,7 +119,10 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	header := http.Header{}
 	for k, vs := range req.Headers {
 		ck := http.CanonicalHeaderKey(k)
-		if reservedHeaders[ck] {
+		if !validHeader(k, vs) {
+			return refuse("invalid_request", true, "openstack_request: header %q has a malformed name or value", cut(k))
+		}
+		if reservedHeader(ck) {
 			return refuse("invalid_request", true, "openstack_request: header %s is reserved for the host", ck)
 		}
 		header[ck] = vs
@@ -124,7 +156,17 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 // encodeResponse writes the response head as JSON, a newline, then the body as is: the guest
 // decodes the small head and hands the body to the plugin without scanning it a second time.
 func encodeResponse(resp *plugin.Response) []byte {
-	headers, _ := json.Marshal(resp.Header)
+	h := resp.Header
+	for _, name := range credentialHeaders {
+		if _, ok := h[name]; ok {
+			h = h.Clone()
+			for _, name := range credentialHeaders {
+				h.Del(name)
+			}
+			break
+		}
+	}
+	headers, _ := json.Marshal(h)
 	b := make([]byte, 0, len(resp.Body)+len(headers)+64)
 	b = append(b, `{"status":`...)
 	b = strconv.AppendInt(b, int64(resp.StatusCode), 10)

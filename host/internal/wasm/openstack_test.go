@@ -1,12 +1,17 @@
 package wasm
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 )
 
 func TestResponseFraming(t *testing.T) {
@@ -27,4 +32,53 @@ func TestResponseFraming(t *testing.T) {
 			assert.Equal(t, c.want, string(encodeResponse(&c.resp)))
 		})
 	}
+}
+
+func errorKind(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	k, _ := e["kind"].(string)
+	return k
+}
+
+// echoSession answers every request with the headers a careless server or a future Session might
+// pass on.
+type echoSession struct{ calls int }
+
+func (s *echoSession) Do(context.Context, plugin.Request) (*plugin.Response, error) {
+	s.calls++
+	return &plugin.Response{StatusCode: 200, Header: http.Header{
+		"X-Subject-Token": {"secret-token"}, "X-Auth-Token": {"secret-token"}, "X-Service-Token": {"secret-token"},
+		"Set-Cookie": {"session=secret"}, "Content-Type": {"application/json"}}, Body: []byte(`{}`)}, nil
+}
+
+// The host's own check is the first line of defence, whatever the Session does: no credential
+// header goes out from a plugin and none comes back to it.
+func TestServeKeepsCredentialHeadersAwayFromThePlugin(t *testing.T) {
+	log, _ := testLogger()
+	p := &Plugin{opts: Options{MaxResponseBytes: 1 << 20},
+		grants: grant.NewSet([]grant.Grant{{Service: "network", Methods: []string{"*"}, Paths: []string{"**"}}}, nil)}
+	request := func(header map[string][]string) (map[string]any, *echoSession) {
+		s := &echoSession{}
+		raw, err := json.Marshal(openstackRequest{Service: "network", Method: "GET", Path: "v2.0/things", Headers: header})
+		require.NoError(t, err)
+		out := p.serve(context.Background(), &callInfo{entry: EntryReconcile, session: s, log: log}, raw)
+		head, _, _ := bytes.Cut(out, []byte("\n"))
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(head, &m))
+		return m, s
+	}
+	for _, h := range []string{"x-auth-token", "Proxy-Authorization", "X-Auth-Key", "X-OpenStack-Manila-API-Version",
+		"Transfer-Encoding", "Connection", "X-Auth-Token ", "X-Ok\r\nX-Auth-Token"} {
+		m, s := request(map[string][]string{h: {"x"}})
+		assert.Equal(t, "invalid_request", errorKind(m), "header %q", h)
+		assert.Zero(t, s.calls, "header %q never reaches the Session", h)
+	}
+	m, s := request(map[string][]string{"X-Ok": {"a\r\nX-Auth-Token: stolen"}})
+	assert.Equal(t, "invalid_request", errorKind(m), "a value with a line break")
+	assert.Zero(t, s.calls)
+
+	m, _ = request(map[string][]string{"Accept": {"application/json"}})
+	require.Nil(t, m["error"])
+	assert.Equal(t, map[string]any{"Content-Type": []any{"application/json"}}, m["headers"],
+		"credential headers of the response are removed")
 }
