@@ -44,6 +44,8 @@ var reservedHeaders = map[string]bool{
 	"Proxy-Authorization": true, "X-Auth-User": true, "X-Auth-Key": true, "Cookie": true, "Host": true,
 	"Openstack-Api-Version": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
 	"Te": true, "Trailer": true, "Upgrade": true,
+	// A server honouring a method override would let a GET grant delete.
+	"X-Http-Method-Override": true, "X-Http-Method": true, "X-Method-Override": true,
 }
 
 // credentialHeaders never reach a plugin in a response, whatever the Session passes on.

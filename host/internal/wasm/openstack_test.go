@@ -68,7 +68,7 @@ func TestServeKeepsCredentialHeadersAwayFromThePlugin(t *testing.T) {
 		return m, s
 	}
 	for _, h := range []string{"x-auth-token", "Proxy-Authorization", "X-Auth-Key", "X-OpenStack-Manila-API-Version",
-		"Transfer-Encoding", "Connection", "X-Auth-Token ", "X-Ok\r\nX-Auth-Token"} {
+		"Transfer-Encoding", "Connection", "X-Auth-Token ", "X-Ok\r\nX-Auth-Token", "X-HTTP-Method-Override"} {
 		m, s := request(map[string][]string{h: {"x"}})
 		assert.Equal(t, "invalid_request", errorKind(m), "header %q", h)
 		assert.Zero(t, s.calls, "header %q never reaches the Session", h)
