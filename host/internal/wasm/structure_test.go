@@ -33,6 +33,19 @@ func TestModulesDeclaringHugeHostAllocationsAreRefused(t *testing.T) {
 		// A function section claiming 2^32-1 entries in 5 bytes.
 		{"vector count larger than its section", append([]byte("\x00asm\x01\x00\x00\x00"), 3, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
 			"section 3 declares 4294967295 entries in 5 bytes"},
+		// The decoder allocates 96 GiB for these 20-byte modules and the process dies.
+		{"function names larger than their section", append([]byte("\x00asm\x01\x00\x00\x00"),
+			0, 12, 4, 'n', 'a', 'm', 'e', 1, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
+			`custom section "name": subsection 1 declares 4294967295 entries in 0 bytes`},
+		{"local names larger than their section", append([]byte("\x00asm\x01\x00\x00\x00"),
+			0, 14, 4, 'n', 'a', 'm', 'e', 2, 7, 1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f),
+			`custom section "name": the local names of a function declares 4294967295 entries in 0 bytes`},
+		{"element segment larger than its section", append([]byte("\x00asm\x01\x00\x00\x00"),
+			9, 10, 1, 0, 0x41, 0, 0x0b, 0xff, 0xff, 0xff, 0xff, 0x0f),
+			"element segment 0 declares 4294967295 entries in 0 bytes"},
+		{"passive expression segment larger than its section", append([]byte("\x00asm\x01\x00\x00\x00"),
+			9, 8, 1, 5, 0x70, 0xff, 0xff, 0xff, 0xff, 0x0f),
+			"element segment 0 declares 4294967295 entries in 0 bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
