@@ -29,13 +29,17 @@ func (p *Plugin) WaitForAPI(ctx context.Context, s plugin.Session) error {
 	return finish(ci, err)
 }
 
-// once runs one call on a pooled instance.
+// once runs one call of a credential group (readiness, prune) on an instance of its own, which is
+// then retired: nothing the guest saw of one group can reach another group's calls.
 func (p *Plugin) once(ctx context.Context, ci *callInfo, input []byte) ([]byte, error) {
 	inst, err := p.pool.get(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("wasm plugin %q %s: %w", p.name, ci.entry, err)
 	}
-	defer p.pool.put(ctx, inst)
+	defer func() {
+		inst.spent = true
+		p.pool.put(ctx, inst)
+	}()
 	return p.invoke(ctx, inst, ci, input)
 }
 
@@ -85,7 +89,8 @@ func (g *groupCache) release(ctx context.Context) {
 	}
 }
 
-// Close implements plugin.Cache: it closes the group in the guest and returns the instance.
+// Close implements plugin.Cache: it closes the group in the guest and retires the instance, so
+// guest memory (globals, vars, the pdk's cache) never outlives its credential group.
 func (g *groupCache) Close(ctx context.Context) error {
 	if g.done {
 		return nil
@@ -101,6 +106,7 @@ func (g *groupCache) Close(ctx context.Context) error {
 			g.inst.broken = true
 		}
 	}
+	g.inst.spent = true
 	g.p.pool.put(ctx, g.inst)
 	g.inst = nil
 	return err

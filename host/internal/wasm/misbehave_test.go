@@ -160,9 +160,15 @@ func TestCallOutsideTheGrantIsRefusedAndLogged(t *testing.T) {
 	assert.Empty(t, s.Requests(), "a refused call never reaches OpenStack")
 	assert.Contains(t, logs.String(), `msg="OpenStack request refused" plugin=mock kind=Mock cr=ns/g`)
 
-	// The refusal is an error the plugin reported, not a broken sandbox: the instance is kept.
+	// The refusal is an error the plugin reported, not a broken sandbox: the group keeps its
+	// instance.
+	cache, err := p.NewCache(ctx)
+	require.NoError(t, err)
+	defer cache.Close(ctx)
+	_, err = p.Reconcile(ctx, s, cache, crRequest("g", map[string]any{"action": "outside-grant"}))
+	require.Error(t, err)
 	before := p.nextID.Load()
-	_, err = p.Reconcile(ctx, s, nil, crRequest("g", map[string]any{"name": "g"}))
+	_, err = p.Reconcile(ctx, s, cache, crRequest("g", map[string]any{"name": "g"}))
 	require.NoError(t, err)
 	assert.Equal(t, before, p.nextID.Load())
 }

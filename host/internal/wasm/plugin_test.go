@@ -148,3 +148,38 @@ func TestMetadataNamesAreChecked(t *testing.T) {
 		})
 	}
 }
+
+// An instance serves one credential group and is then retired, so nothing a guest keeps in memory
+// (globals, vars, a cache it forgot to drop) can reach another group's calls.
+func TestAnInstanceNeverServesTwoCredentialGroups(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t)
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	s := &fakeSession{}
+	seen := map[uint64]string{}
+	use := func(what string, id uint64) {
+		t.Helper()
+		if prev, ok := seen[id]; ok {
+			t.Fatalf("instance %d served %q and then %q", id, prev, what)
+		}
+		seen[id] = what
+	}
+	for _, group := range []string{"group 1", "group 2"} {
+		require.NoError(t, p.WaitForAPI(ctx, s))
+		cache, err := p.NewCache(ctx)
+		require.NoError(t, err)
+		use(group+" reconciles", cache.(*groupCache).inst.id)
+		for range 2 {
+			_, err := p.Reconcile(ctx, s, cache, crRequest("a", map[string]any{"name": "a"}))
+			require.NoError(t, err)
+		}
+		require.NoError(t, cache.Close(ctx))
+		require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []map[string]any{{"name": "a"}}}))
+	}
+	// The next checkout after any group call is a fresh instance: the pool holds nothing that ran
+	// with a session.
+	inst, err := p.pool.get(ctx)
+	require.NoError(t, err)
+	use("a later checkout", inst.id)
+	p.pool.put(ctx, inst)
+}

@@ -25,6 +25,9 @@ type instance struct {
 	busy atomic.Bool
 	// broken is set after any failed call: the guest's state can no longer be trusted.
 	broken bool
+	// spent is set once the instance has served a credential group's session: whatever the
+	// guest kept in memory belongs to that group, so the instance never serves another.
+	spent bool
 }
 
 // pool hands out instances exclusively: a slot is taken before an instance is, so at most size
@@ -76,13 +79,13 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 	return inst, nil
 }
 
-// put returns a checked-out instance; a broken one is closed, and the next get creates a fresh
-// one in its place.
+// put returns a checked-out instance; a broken or spent one is closed, and the next get creates a
+// fresh one in its place.
 func (p *pool) put(ctx context.Context, inst *instance) {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
-	if inst.broken || closed {
+	if inst.broken || inst.spent || closed {
 		inst.mod.Close(ctx)
 	} else {
 		p.idle <- inst
