@@ -197,12 +197,15 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 	return failures
 }
 
-// reasonPattern is what the API server accepts as a condition reason.
+// reasonPattern and maxReasonLen are what the API server accepts as a condition reason
+// (metav1.Condition).
 var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+const maxReasonLen = 1024
 
 // conditionReason is the reason the plugin named, when the API server would accept it.
 func conditionReason(err error) string {
-	if r := plugin.Reason(err); reasonPattern.MatchString(r) {
+	if r := plugin.Reason(err); len(r) <= maxReasonLen && reasonPattern.MatchString(r) {
 		return r
 	}
 	return ""

@@ -261,18 +261,20 @@ func TestReconcileResults(t *testing.T) {
 		"c": {Extra: map[string]any{"prefixes": []any{map[string]any{"id": "p"}}}},
 		"d": {Err: plugin.WithReason("not a valid reason!", errors.New("bad"))},
 		"e": {Err: errors.New("plain")},
+		"f": {Err: plugin.WithReason("Long"+strings.Repeat("x", 1021), errors.New("too long"))},
 	}
-	code := e.run(e.plan(cr{name: "a"}, cr{name: "b"}, cr{name: "c"}, cr{name: "d"}, cr{name: "e"}))
+	code := e.run(e.plan(cr{name: "a"}, cr{name: "b"}, cr{name: "c"}, cr{name: "d"}, cr{name: "e"}, cr{name: "f"}))
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "Failed", e.status("a")["syncStatus"])
 	assert.Equal(t, "prefix 7 is missing", e.status("a")["message"])
 	assert.Equal(t, "NautobotPrefixMissing", reason(e.status("a")))
 	assert.Equal(t, "ReconcileError", reason(e.status("d")), "a reason the API server would reject falls back")
 	assert.Equal(t, "ReconcileError", reason(e.status("e")))
+	assert.Equal(t, "ReconcileError", reason(e.status("f")), "a reason longer than the API server's 1024 falls back")
 	assert.Equal(t, "Successfully reconciled widget; needs manual action: profile p1 is in use; set spec.public", e.status("b")["message"])
 	assert.Equal(t, "Reconciled", reason(e.status("b")))
 	assert.Equal(t, []any{map[string]any{"id": "p"}}, e.status("c")["prefixes"])
-	assert.Len(t, e.plugin.Reconciled(), 5, "a failure never stops the other CRs")
+	assert.Len(t, e.plugin.Reconciled(), 6, "a failure never stops the other CRs")
 	assert.Empty(t, e.plugin.Pruned())
 	assert.Contains(t, e.logs.String(), "Widget b converged but needs manual action: profile p1 is in use; set spec.public")
 	assert.Contains(t, e.logs.String(), "Failed to reconcile widget a: prefix 7 is missing")
