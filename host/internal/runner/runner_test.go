@@ -278,7 +278,7 @@ func TestReconcileResults(t *testing.T) {
 	assert.Empty(t, e.plugin.Pruned())
 	assert.Contains(t, e.logs.String(), "Widget b converged but needs manual action: profile p1 is in use; set spec.public")
 	assert.Contains(t, e.logs.String(), "Failed to reconcile widget a: prefix 7 is missing")
-	assert.Contains(t, e.logs.String(), "Skipping widget prune; 3 failed to reconcile and 0 could not be read")
+	assert.Contains(t, e.logs.String(), "Skipping widget prune; 4 failed to reconcile and 0 could not be read")
 }
 
 func TestUnreadableSkipsPrune(t *testing.T) {
