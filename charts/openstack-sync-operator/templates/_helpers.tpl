@@ -72,6 +72,9 @@ so the hook's wrapper exports them and every plugin gets its own. */ -}}
 {{- if $limits.poolSize -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_POOL_SIZE=%s" (toString $limits.poolSize)) -}}{{- end -}}
 {{- $_ := set $h "exports" $exports -}}
 {{- $p := $hook.envPrefix | default "" -}}
+{{- /* The wrapper names the prefix, so the host reads the pin and the settings under the
+operator's prefix, never under one the module declares for itself. */ -}}
+{{- $_ := set $h "prefixFlag" (ternary (printf " --env-prefix %s" $p) "" (ne $p "")) -}}
 {{- $env := dict -}}
 {{- if $p -}}
 {{- $_ := set $env (printf "%s_ENABLED" $p) (ternary "true" "false" $enabled) -}}
@@ -158,7 +161,7 @@ fail() { echo "verify-plugins: $*" >&2; exit 1; }
 [ -f {{ $h.file | quote }} ] || fail {{ printf "enabled plugin %s missing: %s" $name $h.file | quote }}
 got=$(sha256sum {{ $h.file | quote }} | cut -d' ' -f1)
 [ "$got" = {{ $h.sha256 | quote }} ] || fail "enabled plugin {{ $name }}: {{ $h.file }} has sha256 $got, the values pin {{ $h.sha256 }}"
-printf '#!/bin/sh\n{{ if $h.exports }}export {{ join " " $h.exports }}\n{{ end }}exec %s hook --plugin %s "$@"\n' "$HOST_BINARY" {{ $h.file | quote }} > "$HOOKS_DIR/{{ $h.wrapper }}"
+printf '#!/bin/sh\n{{ if $h.exports }}export {{ join " " $h.exports }}\n{{ end }}exec %s hook --plugin %s{{ $h.prefixFlag }} "$@"\n' "$HOST_BINARY" {{ $h.file | quote }} > "$HOOKS_DIR/{{ $h.wrapper }}"
 chmod 0755 "$HOOKS_DIR/{{ $h.wrapper }}"
 {{- end }}
 {{- end }}
