@@ -3,6 +3,8 @@ package pluginpass
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -53,16 +55,30 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// env is one plugin hooked to an in-process Kubernetes and OpenStack, driven like shell-operator
-// drives it: a binding-context file in, Kubernetes patches and cloud state out.
+// backend is the OpenStack a scenario runs against: the in-process fake (clouds nil) or the real
+// servers of hack/os-harness.sh, reached through the clouds.yaml in clouds.
+type backend struct {
+	clouds []byte
+}
+
+var fake = backend{}
+
+// env is one plugin hooked to an in-process Kubernetes and an OpenStack (fake or real), driven like
+// shell-operator drives it: a binding-context file in, Kubernetes patches and cloud state out.
 type env struct {
-	t      *testing.T
+	t *testing.T
+	// cloud is the fake OpenStack; nil on the real cloud, where only the API is there to look at.
 	cloud  *fakecloud.Cloud
+	clouds []byte
 	kube   *fakekube.Server
 	res    fakekube.Resource
 	plugin string
 	vars   map[string]string
 	logs   bytes.Buffer
+	// sfx makes every name this env creates its own: the real cloud is shared between runs.
+	sfx      string
+	rec      *recorder
+	sessions map[string]plugin.Session
 }
 
 type setup struct {
@@ -71,16 +87,28 @@ type setup struct {
 	ironicMax                 string
 }
 
-func newEnv(t *testing.T, s setup) *env {
+func (e *env) real() bool { return e.cloud == nil }
+
+func newEnv(t *testing.T, b backend, s setup) *env {
 	t.Helper()
 	crds, err := fakekube.LoadCRDs(filepath.Join(repoRoot(), "crds"))
 	require.NoError(t, err)
-	cloud := fakecloud.New(fakecloud.Options{IronicMaxVersion: s.ironicMax})
-	t.Cleanup(cloud.Close)
 	srv, err := fakekube.Start(crds...)
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
-	e := &env{t: t, cloud: cloud, kube: srv, plugin: s.plugin}
+	sfx := make([]byte, 3)
+	_, _ = rand.Read(sfx)
+	e := &env{t: t, kube: srv, plugin: s.plugin, clouds: b.clouds, sfx: strings.ToUpper(hex.EncodeToString(sfx)),
+		sessions: map[string]plugin.Session{}}
+	e.rec = &recorder{guard: b.clouds != nil}
+	if b.clouds == nil {
+		e.cloud = fakecloud.New(fakecloud.Options{IronicMaxVersion: s.ironicMax})
+		t.Cleanup(e.cloud.Close)
+		e.clouds = []byte(e.cloud.CloudsYAML())
+	} else {
+		// Registered before any resource exists, so it runs last: after the test's own cleanups.
+		t.Cleanup(e.cleanupReal)
+	}
 	if s.crd != "" {
 		r, ok := srv.ResourceFor(s.crd, s.kind)
 		require.True(t, ok, "the CRDs serve %s %s", s.crd, s.kind)
@@ -89,7 +117,7 @@ func newEnv(t *testing.T, s setup) *env {
 	_, err = srv.Create(fakekube.SecretResource, namespace, fakekube.Object{
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "openstack-credentials", "namespace": namespace},
-		"data":     map[string]any{"clouds.yaml": []byte(cloud.CloudsYAML())},
+		"data":     map[string]any{"clouds.yaml": e.clouds},
 	})
 	require.NoError(t, err)
 	p := s.prefix
@@ -104,6 +132,13 @@ func newEnv(t *testing.T, s setup) *env {
 	}
 	return e
 }
+
+// name makes a resource name unique to this env (suffix "-SFX"), so runs on the shared real cloud
+// never meet each other's resources.
+func (e *env) name(base string) string { return base + "-" + e.sfx }
+
+// traitName is name for Ironic, whose runbook names must be trait names (CUSTOM_[A-Z0-9_]+).
+func (e *env) traitName(base string) string { return base + "_" + e.sfx }
 
 // apply creates a CR from YAML (spec only; credentials added).
 func (e *env) apply(name, specYAML string) {
@@ -184,12 +219,16 @@ func (e *env) run(ctxs []any) int {
 	defer cancel()
 	deps := hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, lo hook.LoadOptions) (plugin.Plugin, error) {
-			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger,
+			p, err := wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger,
 				CacheDir: filepath.Join(os.TempDir(), "openstack-sync-test-wazero")})
+			if err != nil || !e.real() {
+				return p, err
+			}
+			return &sharedCloudPlugin{Plugin: p, e: e}, nil
 		},
 		NewKube: func() (hook.Kube, error) { return kube.NewForConfig(e.kube.RESTConfig()) },
 		NewConnector: func(secrets hook.SecretReader, _ string, log *slog.Logger) plugin.Connector {
-			return openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1})
+			return recordingConnector{openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1}), e.rec, true}
 		},
 		Sleep: func(context.Context, time.Duration) error { return nil },
 	}
@@ -200,11 +239,24 @@ func (e *env) run(ctxs []any) int {
 	return code
 }
 
-// writes returns the cloud's recorded write requests as "METHOD path" lines.
+// writes returns the plugin's write requests as "METHOD /path" lines.
 func (e *env) writes() []string {
 	var out []string
-	for _, r := range e.cloud.Writes() {
-		out = append(out, r.String())
+	for _, c := range e.rec.snapshot() {
+		if c.Method != "GET" && c.Method != "HEAD" {
+			out = append(out, c.Method+" "+c.Path)
+		}
+	}
+	return out
+}
+
+// requests returns the plugin's requests to one service as "METHOD /path" lines.
+func (e *env) requests(service string) []string {
+	var out []string
+	for _, c := range e.rec.snapshot() {
+		if c.Service == service {
+			out = append(out, c.Method+" "+c.Path)
+		}
 	}
 	return out
 }

@@ -1,28 +1,38 @@
 package pluginpass
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
 )
 
-func TestProbe(t *testing.T) {
-	e := newEnv(t, setup{plugin: "openstack-probe", prefix: "OPENSTACK_PROBE"})
+var passwordLine = regexp.MustCompile(`(?m)^(\s*password:).*$`)
+
+func probe(t *testing.T, b backend) {
+	e := newEnv(t, b, setup{plugin: "openstack-probe", prefix: "OPENSTACK_PROBE"})
 	e.vars["OPENSTACK_PROBE_DEFAULT_SECRET"] = "openstack-credentials"
 	e.vars["OPENSTACK_PROBE_DEFAULT_CLOUD"] = fakecloud.AdminCloud
 	assert.Equal(t, 0, e.startup())
 	assert.Contains(t, e.logs.String(), "connectivity check passed")
 	validated := false
-	for _, r := range e.cloud.Requests() {
-		if r.Service == fakecloud.Identity && r.Method == "HEAD" && r.Path == "/v3/auth/tokens" && r.Status == 200 {
+	for _, c := range e.rec.snapshot() {
+		if c.Service == "identity" && c.Method == "HEAD" && c.Path == "/v3/auth/tokens" && c.Status == 200 {
 			validated = true
 		}
 	}
 	assert.True(t, validated, "the token was validated with Keystone")
 
-	e.cloud.SetPassword("admin", "changed")
+	// A wrong password in the Secret (rather than a changed one in Keystone: the real cloud is shared).
+	secret, err := e.kube.Get(fakekube.SecretResource, namespace, "openstack-credentials")
+	require.NoError(t, err)
+	secret["data"] = map[string]any{"clouds.yaml": passwordLine.ReplaceAll(e.clouds, []byte("${1} wrong-"+e.sfx))}
+	_, err = e.kube.Update(fakekube.SecretResource, namespace, "openstack-credentials", "", secret)
+	require.NoError(t, err)
 	assert.Equal(t, 1, e.startup())
 	assert.Contains(t, e.logs.String(), "connectivity check FAILED")
 

@@ -1,42 +1,63 @@
 package pluginpass
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
-func rangesEnv(t *testing.T, prune bool) *env {
-	return newEnv(t, setup{plugin: "neutron-segment-ranges", crd: "neutron.openstack-sync.io/v1alpha1",
+func rangesEnv(t *testing.T, b backend, prune bool) *env {
+	return newEnv(t, b, setup{plugin: "neutron-segment-ranges", crd: "neutron.openstack-sync.io/v1alpha1",
 		kind: "NeutronSegmentRange", prefix: "NEUTRON_SEGMENT_RANGE", prune: prune})
 }
 
-func rangeNamed(c *fakecloud.Cloud, name string) (fakecloud.SegmentRange, int) {
-	var found fakecloud.SegmentRange
-	n := 0
-	for _, r := range c.SegmentRanges() {
-		if r.Name == name {
-			found = r
-			n++
-		}
-	}
-	return found, n
+type segmentRange struct {
+	ID              string `json:"id"`
+	Name            string `json:"name"`
+	NetworkType     string `json:"network_type"`
+	PhysicalNetwork string `json:"physical_network"`
+	Minimum         int    `json:"minimum"`
+	Maximum         int    `json:"maximum"`
 }
 
-func TestSegmentRangeLifecycle(t *testing.T) {
-	e := rangesEnv(t, true)
-	e.apply("tenant", "name: tenant-vlans\nnetwork_type: vlan\nphysical_network: physnet1\nminimum: 300\nmaximum: 399\n")
-	e.apply("overlay", "name: overlay\nnetwork_type: vxlan\nminimum: 2000\nmaximum: 2099\n")
+// rangeNamed reads the segment ranges with a name back from Neutron; n is how many there are.
+func (e *env) rangeNamed(name string) (r segmentRange, n int) {
+	var body struct {
+		Ranges []segmentRange `json:"network_segment_ranges"`
+	}
+	e.call(fakecloud.AdminCloud, plugin.Request{Service: "network", Method: "GET", Path: "v2.0/network_segment_ranges",
+		Query: url.Values{"name": {name}}}, &body)
+	if len(body.Ranges) == 0 {
+		return segmentRange{}, 0
+	}
+	return body.Ranges[0], len(body.Ranges)
+}
+
+// rangeBase picks segment ids of the env's own: Neutron refuses ranges that overlap, and a range a
+// crashed run left on the shared cloud must not fail the next.
+func rangeBase() int { return rand.IntN(80) }
+
+func segmentRangeLifecycle(t *testing.T, b backend) {
+	e := rangesEnv(t, b, true)
+	k := rangeBase()
+	vlanLo, vxlanLo := 300+40*k, 100000+1000*k
+	tenant, overlay := e.name("tenant-vlans"), e.name("overlay")
+	e.apply("tenant", fmt.Sprintf("name: %s\nnetwork_type: vlan\nphysical_network: physnet1\nminimum: %d\nmaximum: %d\n", tenant, vlanLo, vlanLo+19))
+	e.apply("overlay", fmt.Sprintf("name: %s\nnetwork_type: vxlan\nminimum: %d\nmaximum: %d\n", overlay, vxlanLo, vxlanLo+99))
 
 	// Create.
 	require.Equal(t, 0, e.synchronize())
-	r, n := rangeNamed(e.cloud, "tenant-vlans")
+	r, n := e.rangeNamed(tenant)
 	require.Equal(t, 1, n)
 	assert.Equal(t, "physnet1", r.PhysicalNetwork)
-	assert.Equal(t, 300, r.Minimum)
+	assert.Equal(t, vlanLo, r.Minimum)
 	st := e.status("tenant")
 	assert.Equal(t, "Synced", st["syncStatus"])
 	assert.Equal(t, "Successfully reconciled segment range", st["message"])
@@ -45,29 +66,23 @@ func TestSegmentRangeLifecycle(t *testing.T) {
 	require.NotEmpty(t, e.kubeWrites(), "the first run patched the statuses")
 
 	// Converged: no writes, and one range list for the whole group.
-	e.cloud.ResetRequests()
+	e.rec.reset()
 	kubeBefore := len(e.kubeWrites())
 	require.Equal(t, 0, e.synchronize())
-	assert.Len(t, e.kubeWrites(), kubeBefore, "a converged run patches no status and no finalizer: the status is current")
+	assert.Len(t, e.kubeWrites(), kubeBefore, "a converged run patches no status")
 	assert.Empty(t, e.writes())
-	var neutron []string
-	for _, r := range e.cloud.Requests() {
-		if r.Service == fakecloud.Network {
-			neutron = append(neutron, r.Method+" "+r.Path)
-		}
-	}
-	assert.Equal(t, []string{"GET /v2.0/network_segment_ranges", "GET /v2.0/network_segment_ranges"}, neutron,
+	assert.Equal(t, []string{"GET /v2.0/network_segment_ranges", "GET /v2.0/network_segment_ranges"}, e.requests("network"),
 		"readiness plus one list serve both CRs")
 
 	// Drift on a mutable field is corrected; drift on an immutable one fails naming it.
-	e.cloud.ResetRequests()
+	e.rec.reset()
 	obj := e.get("tenant")
-	obj["spec"].(map[string]any)["maximum"] = 450
+	obj["spec"].(map[string]any)["maximum"] = vlanLo + 29
 	_, err := e.kube.Update(e.res, namespace, "tenant", "", obj)
 	require.NoError(t, err)
 	require.Equal(t, 0, e.synchronize())
-	r, _ = rangeNamed(e.cloud, "tenant-vlans")
-	assert.Equal(t, 450, r.Maximum)
+	r, _ = e.rangeNamed(tenant)
+	assert.Equal(t, vlanLo+29, r.Maximum)
 	assert.Len(t, e.writes(), 1)
 
 	obj = e.get("overlay")
@@ -84,13 +99,25 @@ func TestSegmentRangeLifecycle(t *testing.T) {
 	assert.Equal(t, "ImmutableFieldChanged", cond["reason"])
 }
 
-func TestSegmentRangeAdoptsByName(t *testing.T) {
-	e := rangesEnv(t, false)
-	seeded := e.cloud.AddSegmentRange(fakecloud.SegmentRange{Name: "legacy", NetworkType: "vxlan", Minimum: 3000, Maximum: 3050, Shared: true})
-	e.apply("legacy", "name: legacy\nnetwork_type: vxlan\nminimum: 3000\nmaximum: 3099\n")
+// addSegmentRange seeds an unowned shared range, made by hand as an operator would.
+func (e *env) addSegmentRange(name, networkType string, lo, hi int) segmentRange {
+	var body struct {
+		Range segmentRange `json:"network_segment_range"`
+	}
+	e.call(fakecloud.AdminCloud, plugin.Request{Service: "network", Method: "POST", Path: "v2.0/network_segment_ranges",
+		Body: jsonBody(map[string]any{"network_segment_range": map[string]any{"name": name, "network_type": networkType,
+			"minimum": lo, "maximum": hi, "shared": true}})}, &body)
+	return body.Range
+}
+
+func segmentRangeAdoptsByName(t *testing.T, b backend) {
+	e := rangesEnv(t, b, false)
+	lo, legacy := 300000+1000*rangeBase(), e.name("legacy")
+	seeded := e.addSegmentRange(legacy, "vxlan", lo, lo+50)
+	e.apply("legacy", fmt.Sprintf("name: %s\nnetwork_type: vxlan\nminimum: %d\nmaximum: %d\n", legacy, lo, lo+99))
 	require.Equal(t, 0, e.synchronize())
-	r, n := rangeNamed(e.cloud, "legacy")
+	r, n := e.rangeNamed(legacy)
 	require.Equal(t, 1, n, "the existing range is adopted, not duplicated")
 	assert.Equal(t, seeded.ID, r.ID)
-	assert.Equal(t, 3099, r.Maximum)
+	assert.Equal(t, lo+99, r.Maximum)
 }

@@ -1,0 +1,32 @@
+package pluginpass
+
+import "testing"
+
+// scenario is one operator situation, written once against the OpenStack API so that it runs on
+// both clouds. fakeOnly, when set, says why the real servers cannot play it.
+type scenario struct {
+	plugin, name string
+	run          func(t *testing.T, b backend)
+	fakeOnly     string
+}
+
+var scenarios = []scenario{
+	{plugin: "openstack-probe", name: "passes-fails-skipped", run: probe},
+	{plugin: "neutron-router-flavors", name: "create-converge-drift-notes", run: routerFlavorLifecycle},
+	{plugin: "neutron-router-flavors", name: "adopts-unowned", run: routerFlavorAdoptsAnUnownedFlavor},
+	{plugin: "neutron-router-flavors", name: "prune-orphan-unowned-in-use", run: routerFlavorPrune},
+	{plugin: "neutron-segment-ranges", name: "create-converge-drift-immutable", run: segmentRangeLifecycle},
+	{plugin: "neutron-segment-ranges", name: "adopts-by-name", run: segmentRangeAdoptsByName},
+	{plugin: "ironic-runbooks", name: "create-converge-drift-notes-1.96", run: runbookLifecycleOnTrixieIronic},
+	{plugin: "ironic-runbooks", name: "traits-at-1.112", run: runbookTraitsAt1112,
+		fakeOnly: "runbook traits and description need Ironic API 1.112; Debian 13's Ironic (the harness) offers 1.96"},
+	{plugin: "ironic-runbooks", name: "adopts-unowned-refuses-invalid-name", run: runbookAdoptionAndInvalidName},
+	{plugin: "ironic-runbooks", name: "prune-orphan-unowned-in-use", run: runbookPrune},
+}
+
+// TestScenarios plays every scenario against the in-process cloud.
+func TestScenarios(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.plugin+"/"+sc.name, func(t *testing.T) { sc.run(t, fake) })
+	}
+}
