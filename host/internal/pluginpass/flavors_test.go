@@ -158,8 +158,7 @@ func routerFlavorPrune(t *testing.T, b backend) {
 	busy := e.name("busy")
 	e.apply("asa", e.asaSpec(e.name("asa")))
 	e.apply("ha", "name: "+e.name("ha")+"\nservice_profiles:\n  - driver: "+haDriver+"\n    meta_info: {resource_class: "+e.name("ha")+"}\n")
-	// A single-node flavor: a real Neutron without L3 agents cannot make an HA router.
-	e.apply("busy", "name: "+busy+"\nservice_profiles:\n  - driver: "+singleNode+"\n    meta_info: {resource_class: "+busy+"}\n")
+	e.apply("busy", "name: "+busy+"\nservice_profiles:\n  - driver: "+haDriver+"\n    meta_info: {resource_class: "+busy+"}\n")
 	require.Equal(t, 0, e.synchronize())
 	hand := e.addFlavor(e.name("handmade"), "")
 	busyFlavor, _ := e.flavorNamed(busy)
