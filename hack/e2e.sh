@@ -125,8 +125,8 @@ if grep -qE '^\s*--- SKIP' "$work/e2e.log" && [ "${CI:-}" = true ]; then
   echo "FAIL: tests skipped under CI=true"; status=1
 fi
 # Top-level tests only (subtests are indented), as one plain closing line.
-passed=$(grep -cE '^--- PASS' "$work/e2e.log"); failed=$(grep -cE '^--- FAIL' "$work/e2e.log")
-skipped=$(grep -cE '^--- SKIP' "$work/e2e.log")
+count() { grep -cE "$1" "$work/e2e.log" || true; } # grep -c exits 1 on no match
+passed=$(count '^--- PASS'); failed=$(count '^--- FAIL'); skipped=$(count '^--- SKIP')
 [ "$status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
 if [ "$status" = 0 ]; then echo "e2e: PASS"; else echo "e2e: FAIL (logs in $work)"; fi
 echo "e2e: $passed passed, $failed failed, $skipped skipped"
