@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 )
 
 // TestScenariosAgainstAPIServer runs the fake's scenarios against a real kube-apiserver (the
@@ -35,7 +35,7 @@ func TestScenariosAgainstAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, file := range []string{"testdata/crds/widgets.yaml", "testdata/crds/gadgets.yaml"} {
-		installCRD(t, client, file)
+		kubetest.InstallCRD(t, client, file)
 	}
 	seq := 0
 	newFixture := func(t *testing.T) *fixture {
@@ -93,32 +93,6 @@ func TestScenariosAgainstAPIServer(t *testing.T) {
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newFixture) })
 	}
-}
-
-func installCRD(t *testing.T, client dynamic.Interface, file string) {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	var obj map[string]any
-	require.NoError(t, yaml.Unmarshal(data, &obj))
-	crds := client.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	_, err = crds.Create(context.Background(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	name := obj["metadata"].(map[string]any)["name"].(string)
-	for i := 0; i < 200; i++ {
-		got, err := crds.Get(context.Background(), name, metav1.GetOptions{})
-		require.NoError(t, err)
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, c := range conds {
-			if m := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("CRD %s never became established", name)
 }
 
 // clearFinalizers lets the namespaces go: a scenario may leave a terminating widget behind.

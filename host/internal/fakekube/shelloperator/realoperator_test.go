@@ -18,16 +18,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 )
 
 // TestSimulatorMatchesShellOperator runs one sequence of changes twice: against a real
@@ -51,7 +50,7 @@ func TestSimulatorMatchesShellOperator(t *testing.T) {
 	require.NoError(t, err)
 	client, err := dynamic.NewForConfig(cfg)
 	require.NoError(t, err)
-	installCRD(t, client, "testdata/crds/widgets.yaml")
+	kubetest.InstallCRD(t, client, "testdata/crds/widgets.yaml")
 	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	_, err = client.Resource(nsGVR).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, metav1.CreateOptions{})
@@ -212,30 +211,6 @@ func shellOperatorBinary(t *testing.T) string {
 	out, err := exec.Command("../../../../hack/k8s-tools.sh").Output()
 	require.NoError(t, err, "hack/k8s-tools.sh")
 	return filepath.Join(strings.TrimSpace(string(out)), "shell-operator")
-}
-
-func installCRD(t *testing.T, client dynamic.Interface, file string) {
-	t.Helper()
-	var obj map[string]any
-	require.NoError(t, yaml.Unmarshal(mustRead(t, file), &obj))
-	crds := client.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	_, err := crds.Create(context.Background(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	name := obj["metadata"].(map[string]any)["name"].(string)
-	for i := 0; i < 200; i++ {
-		got, err := crds.Get(context.Background(), name, metav1.GetOptions{})
-		require.NoError(t, err)
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, c := range conds {
-			if m := c.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("CRD %s never became established", name)
 }
 
 func readContexts(t *testing.T, path string) []map[string]any {
