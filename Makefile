@@ -5,7 +5,7 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins test lint e2e demo bench
+.PHONY: help build plugins test lint e2e demo bench chart-update
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -32,3 +32,6 @@ bench: ## the benchmarks behind docs/benchmarks.md and docs/plugins (wasm host, 
 	nice $(GO) test ./host/internal/wasm/ -run '^$$' -bench . -benchtime 2s
 	nice $(GO) test ./host/internal/openstack/ ./host/internal/planner/ -run '^$$' -bench .
 	cd plugins-wasm && nice $(GO) test ./... -run '^$$' -bench ConvergedGroup
+
+chart-update: ## rewrite the chart goldens and copy crds/ into the chart (then review the diff)
+	$(GO) test -count=1 ./test/chart -update
