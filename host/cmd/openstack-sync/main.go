@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"golang.org/x/time/rate"
+
 	"github.com/openstack-sync/openstack-sync/host/internal/demo"
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
@@ -78,8 +80,9 @@ func deps() hook.Deps {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
 		NewKube: func() (hook.Kube, error) { return kube.New() },
-		NewConnector: func(s hook.SecretReader, pluginName string, l *slog.Logger) plugin.Connector {
-			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: pluginName})
+		NewConnector: func(s hook.SecretReader, o hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
+			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
+				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst})
 		},
 	}
 }

@@ -51,10 +51,18 @@ type Kube interface {
 type Deps struct {
 	LoadPlugin   func(ctx context.Context, path string, opts LoadOptions) (plugin.Plugin, error)
 	NewKube      func() (Kube, error)
-	NewConnector func(secrets SecretReader, pluginName string, log *slog.Logger) plugin.Connector
+	NewConnector func(secrets SecretReader, opts ConnectorOptions, log *slog.Logger) plugin.Connector
 	// Sleep and Now default to the real clock; tests replace them.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
+}
+
+// ConnectorOptions is what the hook tells the OpenStack connector about the plugin it serves.
+type ConnectorOptions struct {
+	// Plugin names the plugin in the session's log lines and User-Agent.
+	Plugin string
+	// RequestLimit bounds the plugin's OpenStack requests (<P>_REQUEST_RATE, <P>_REQUEST_BURST).
+	hookenv.RequestLimit
 }
 
 // Exit codes.
@@ -201,9 +209,14 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Error(err.Error())
 		return ExitFail
 	}
+	limit, err := hookenv.LoadRequestLimit(lookupEnv, meta.EnvPrefix)
+	if err != nil {
+		log.Error(err.Error())
+		return ExitFail
+	}
 	kube := &lazyKube{newKube: deps.NewKube}
 	// The session names the plugin on its own lines (and in its User-Agent), so it gets the root logger.
-	connector := deps.NewConnector(kube, meta.Name, root)
+	connector := deps.NewConnector(kube, ConnectorOptions{Plugin: meta.Name, RequestLimit: limit}, root)
 	if meta.Probe {
 		return probe(ctx, p, connector, contexts, enabled, meta.EnvPrefix, lookupEnv, log)
 	}

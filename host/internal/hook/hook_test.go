@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
@@ -23,16 +24,17 @@ import (
 )
 
 type harness struct {
-	t       *testing.T
-	env     map[string]string
-	plugin  *plugintest.Plugin
-	conn    *plugintest.Connector
-	srv     *kubetest.Server
-	loadErr error
-	loaded  []hook.LoadOptions
-	kubes   int
-	stdout  bytes.Buffer
-	stderr  bytes.Buffer
+	t        *testing.T
+	env      map[string]string
+	plugin   *plugintest.Plugin
+	conn     *plugintest.Connector
+	srv      *kubetest.Server
+	loadErr  error
+	loaded   []hook.LoadOptions
+	connOpts []hook.ConnectorOptions
+	kubes    int
+	stdout   bytes.Buffer
+	stderr   bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
@@ -76,8 +78,11 @@ func (h *harness) main(args ...string) int {
 			h.kubes++
 			return kube.NewForConfig(h.srv.Config())
 		},
-		NewConnector: func(hook.SecretReader, string, *slog.Logger) plugin.Connector { return h.conn },
-		Sleep:        func(context.Context, time.Duration) error { return nil },
+		NewConnector: func(_ hook.SecretReader, o hook.ConnectorOptions, _ *slog.Logger) plugin.Connector {
+			h.connOpts = append(h.connOpts, o)
+			return h.conn
+		},
+		Sleep: func(context.Context, time.Duration) error { return nil },
 	}
 	lookup := func(k string) (string, bool) { v, ok := h.env[k]; return v, ok }
 	return hook.Main(context.Background(), deps, args, lookup, &h.stdout, &h.stderr)
@@ -240,6 +245,44 @@ func TestRun(t *testing.T) {
 			if tt.loaded > 0 && tt.name != "load error" {
 				assert.True(t, h.plugin.Closed())
 			}
+		})
+	}
+}
+
+// The plugin's request rate limit reaches the OpenStack connector; a bad value is a configuration
+// error naming the variable.
+func TestRequestLimit(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want hookenv.RequestLimit
+		code int
+		err  string
+	}{
+		{name: "unlimited by default", want: hookenv.RequestLimit{Rate: 0, Burst: 1}},
+		{name: "set", env: map[string]string{"WIDGET_REQUEST_RATE": "2.5", "WIDGET_REQUEST_BURST": "4"},
+			want: hookenv.RequestLimit{Rate: 2.5, Burst: 4}},
+		{name: "bad rate", env: map[string]string{"WIDGET_REQUEST_RATE": "fast"}, code: 1, err: "WIDGET_REQUEST_RATE must be a number"},
+		{name: "negative rate", env: map[string]string{"WIDGET_REQUEST_RATE": "-1"}, code: 1,
+			err: "WIDGET_REQUEST_RATE must be a number of requests per second, 0 or more (0: unlimited)"},
+		{name: "zero burst", env: map[string]string{"WIDGET_REQUEST_BURST": "0"}, code: 1, err: "WIDGET_REQUEST_BURST must be at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.enable().contexts(syncOf())
+			for k, v := range tt.env {
+				h.env[k] = v
+			}
+			code := h.main("--plugin", "widgets.wasm")
+			assert.Equal(t, tt.code, code, h.stderr.String())
+			if tt.err != "" {
+				assert.Contains(t, h.stderr.String(), tt.err)
+				assert.Empty(t, h.connOpts, "no connector for a misconfigured hook")
+				return
+			}
+			require.Len(t, h.connOpts, 1)
+			assert.Equal(t, hook.ConnectorOptions{Plugin: "widgets", RequestLimit: tt.want}, h.connOpts[0])
 		})
 	}
 }

@@ -111,6 +111,40 @@ func Seconds(lookup LookupFunc, name string, def time.Duration) (time.Duration, 
 	return time.Duration(f * float64(time.Second)), nil
 }
 
+// RequestLimit is the plugin's OpenStack request rate limit: <P>_REQUEST_RATE requests per second
+// (unset or 0: unlimited) with bursts of <P>_REQUEST_BURST (default 1). It is read by probe and
+// reconcile hooks alike, so one plugin cannot flood a cloud whatever it is doing.
+type RequestLimit struct {
+	Rate  float64
+	Burst int
+}
+
+// LoadRequestLimit reads <P>_REQUEST_RATE and <P>_REQUEST_BURST.
+func LoadRequestLimit(lookup LookupFunc, prefix string) (RequestLimit, error) {
+	l := RequestLimit{Burst: 1}
+	rateName := prefix + "_REQUEST_RATE"
+	if v, ok := lookup(rateName); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return RequestLimit{}, errorf(rateName, "must be a number")
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return RequestLimit{}, errorf(rateName, "must be a number of requests per second, 0 or more (0: unlimited)")
+		}
+		l.Rate = f
+	}
+	burstName := prefix + "_REQUEST_BURST"
+	burst, err := Int(lookup, burstName, 1)
+	if err != nil {
+		return RequestLimit{}, err
+	}
+	if burst < 1 {
+		return RequestLimit{}, errorf(burstName, "must be at least 1")
+	}
+	l.Burst = burst
+	return l, nil
+}
+
 // Required reads a variable that must be set and non-empty.
 func Required(lookup LookupFunc, name string) (string, error) {
 	v, ok := lookup(name)

@@ -227,7 +227,7 @@ func (e *env) run(ctxs []any) int {
 			return &sharedCloudPlugin{Plugin: p, e: e}, nil
 		},
 		NewKube: func() (hook.Kube, error) { return kube.NewForConfig(e.kube.RESTConfig()) },
-		NewConnector: func(secrets hook.SecretReader, _ string, log *slog.Logger) plugin.Connector {
+		NewConnector: func(secrets hook.SecretReader, _ hook.ConnectorOptions, log *slog.Logger) plugin.Connector {
 			return recordingConnector{openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1}), e.rec, true}
 		},
 		Sleep: func(context.Context, time.Duration) error { return nil },
