@@ -37,8 +37,6 @@ func main() {}
 func validateToken(ctx *pdk.Context) error {
 	err := osapi.FromPDK(ctx.OpenStack("identity")).Call("HEAD", tokensPath, nil, nil, nil)
 	switch osapi.StatusCode(err) {
-	case 0:
-		return err
 	case osapi.StatusUnauthorized, osapi.StatusForbidden, osapi.StatusNotFound:
 		return pdk.Permanent(fmt.Errorf("Keystone did not accept the token: %w", err))
 	}
