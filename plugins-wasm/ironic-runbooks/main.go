@@ -93,6 +93,7 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	if err := req.DecodeSpecs(&desired); err != nil {
 		return err
 	}
+	// prune refuses this case too; checking it before connect spares the version document.
 	if len(desired) == 0 && !req.AuthoritativeEmpty {
 		ctx.Logf(pdk.LevelWarn, "skipping ironic runbook prune: no desired runbooks and the empty set is not authoritative")
 		return nil

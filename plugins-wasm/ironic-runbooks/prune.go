@@ -14,8 +14,6 @@ type pruneOutcome struct {
 	Deleted []string
 	// Unowned are runbooks no CR claims that lack the marker: never deleted.
 	Unowned []string
-	// Skipped is set when the desired set was empty and not authoritative: nothing was listed.
-	Skipped bool
 }
 
 // list reads every runbook with marker pagination. It follows Ironic's "next" link rather than
@@ -53,7 +51,6 @@ func (a api) list() ([]runbook, error) {
 func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error) {
 	var out pruneOutcome
 	if len(desired) == 0 && !authoritativeEmpty {
-		out.Skipped = true
 		return out, nil
 	}
 	want := map[string]bool{}

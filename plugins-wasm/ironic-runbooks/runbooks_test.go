@@ -364,7 +364,7 @@ func TestPruneFollowsNextLinksPastShortPages(t *testing.T) {
 		})
 	}
 	a, svc := connectFake(t, f)
-	out, err := prune(a, desired3(), false)
+	out, err := prune(a, []Spec{{RunbookName: "CUSTOM_BIOS_DEFAULTS"}}, false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"CUSTOM_ORPHAN", "CUSTOM_GEN_0", "CUSTOM_GEN_1", "CUSTOM_GEN_2", "CUSTOM_GEN_3", "CUSTOM_GEN_4"}, out.Deleted)
 	lists := 0
@@ -375,8 +375,6 @@ func TestPruneFollowsNextLinksPastShortPages(t *testing.T) {
 	}
 	assert.Equal(t, 4, lists, "8 runbooks in pages of 2 take 4 list requests")
 }
-
-func desired3() []Spec { return []Spec{{RunbookName: "CUSTOM_BIOS_DEFAULTS"}} }
 
 func TestStepSetIgnoresOrderOfListAndSpelling(t *testing.T) {
 	var fromIronic []step
