@@ -88,13 +88,7 @@ func TestContract(t *testing.T) {
 		runAll(t, target{name: "fake", clouds: cloud.CloudsYAML()}, files)
 	})
 	t.Run("real", func(t *testing.T) {
-		path := os.Getenv(EnvClouds)
-		if path == "" {
-			t.Skipf("%s is not set: the real-cloud half did not run (bash hack/os-harness.sh up /var/tmp/os-chroot prints the path)", EnvClouds)
-		}
-		text, err := os.ReadFile(path)
-		require.NoError(t, err, "reading %s=%s", EnvClouds, path)
-		runAll(t, target{name: "real", clouds: string(text)}, files)
+		runAll(t, target{name: "real", clouds: realClouds(t)}, files)
 	})
 }
 
