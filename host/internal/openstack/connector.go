@@ -47,16 +47,20 @@ type SecretReader interface {
 	GetSecretData(ctx context.Context, namespace, name string) (map[string][]byte, error)
 }
 
+// The Secret keys of a credential group. No caller names other keys, so they are not options.
+const (
+	// cloudsKey holds the clouds.yaml text (spec §4.1).
+	cloudsKey = "clouds.yaml"
+	// caKey holds an optional PEM CA bundle, since the hook reads no files.
+	caKey = "cacert"
+)
+
 // Options tune the connector. The zero value is usable.
 type Options struct {
 	// Logger receives one debug line per request. Default: slog.Default().
 	Logger *slog.Logger
 	// Plugin names the plugin in log lines.
 	Plugin string
-	// CloudsKey is the Secret key holding clouds.yaml. Default "clouds.yaml".
-	CloudsKey string
-	// CAKey is the optional Secret key holding a PEM CA bundle. Default "cacert".
-	CAKey string
 	// RequestTimeout bounds one attempt of one request, reading the body included. Default 30s.
 	RequestTimeout time.Duration
 	// MaxResponseBytes bounds a response body. Default 8 MiB.
@@ -82,12 +86,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.CloudsKey == "" {
-		o.CloudsKey = "clouds.yaml"
-	}
-	if o.CAKey == "" {
-		o.CAKey = "cacert"
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 30 * time.Second
@@ -170,19 +168,19 @@ func (c *connector) readCloud(ctx context.Context, creds plugin.Credentials) (*c
 		// An API server hiccup or missing RBAC; the caller decides whether to retry.
 		return nil, fmt.Errorf("reading %s: %w", secret, err)
 	}
-	text, ok := data[c.opts.CloudsKey]
+	text, ok := data[cloudsKey]
 	if !ok {
-		return nil, plugin.Permanent(fmt.Errorf("%s has no key %q", secret, c.opts.CloudsKey))
+		return nil, plugin.Permanent(fmt.Errorf("%s has no key %q", secret, cloudsKey))
 	}
-	caWhere := fmt.Sprintf("%s key %q", secret, c.opts.CAKey)
+	caWhere := fmt.Sprintf("%s key %q", secret, caKey)
 	var pool *x509.CertPool
-	if pem, ok := data[c.opts.CAKey]; ok {
+	if pem, ok := data[caKey]; ok {
 		pool = x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, plugin.Permanent(fmt.Errorf("%s holds no readable PEM certificate", caWhere))
 		}
 	}
-	cfg, err := parseCloud(fmt.Sprintf("%s key %q", secret, c.opts.CloudsKey), string(text), creds.CloudName, pool, caWhere)
+	cfg, err := parseCloud(fmt.Sprintf("%s key %q", secret, cloudsKey), string(text), creds.CloudName, pool, caWhere)
 	if err != nil {
 		return nil, plugin.Permanent(err)
 	}
