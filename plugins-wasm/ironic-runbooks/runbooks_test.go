@@ -238,11 +238,7 @@ func TestReconcile(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, notes)
-			var writes, bodies []string
-			for _, w := range svc.Writes() {
-				writes = append(writes, w.String())
-				bodies = append(bodies, string(w.Body))
-			}
+			writes, bodies := svc.WriteLines()
 			assert.Equal(t, tc.writes, writes)
 			assert.Equal(t, tc.bodies, bodies)
 			if tc.check != nil {

@@ -28,7 +28,8 @@ func (r *recorder) log(format string, args ...any) {
 	r.lines = append(r.lines, fmt.Sprintf(format, args...))
 }
 
-const lists = "GET v2.0/flavors?limit=100,GET v2.0/service_profiles?limit=100"
+// lists are the two group lists a converged group costs, in the order the plugin sends them.
+var lists = []string{"GET v2.0/flavors?limit=100", "GET v2.0/service_profiles?limit=100"}
 
 func TestReconcile(t *testing.T) {
 	cases := []struct {
@@ -162,11 +163,7 @@ func TestReconcile(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, notes)
-			var writes, bodies []string
-			for _, w := range svc.Writes() {
-				writes = append(writes, w.String())
-				bodies = append(bodies, string(w.Body))
-			}
+			writes, bodies := svc.WriteLines()
 			assert.Equal(t, tc.writes, writes)
 			assert.Equal(t, tc.bodies, bodies)
 			if tc.check != nil {
@@ -177,20 +174,9 @@ func TestReconcile(t *testing.T) {
 			again, err := reconcile(newState(svc), tc.spec(), rec.log)
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, again)
-			assert.Equal(t, lists, joinLines(svc.Lines()))
+			assert.Equal(t, lists, svc.Lines())
 		})
 	}
-}
-
-func joinLines(lines []string) string {
-	out := ""
-	for i, l := range lines {
-		if i > 0 {
-			out += ","
-		}
-		out += l
-	}
-	return out
 }
 
 func TestManyCRsShareTheGroupLists(t *testing.T) {
@@ -202,7 +188,7 @@ func TestManyCRsShareTheGroupLists(t *testing.T) {
 		_, err := reconcile(st, asa(), rec.log)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, lists, joinLines(svc.Lines()))
+	assert.Equal(t, lists, svc.Lines())
 }
 
 func TestPrune(t *testing.T) {
@@ -263,10 +249,7 @@ func TestPrune(t *testing.T) {
 			} else {
 				require.NoError(t, err)
 			}
-			var writes []string
-			for _, w := range svc.Writes() {
-				writes = append(writes, w.String())
-			}
+			writes, _ := svc.WriteLines()
 			assert.Equal(t, tc.writes, writes)
 			routerLists := 0
 			for _, r := range svc.Requests {

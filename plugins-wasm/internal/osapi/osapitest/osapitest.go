@@ -81,6 +81,16 @@ func (s *Service) Writes() []Request {
 	return w
 }
 
+// WriteLines renders the writes as "METHOD path?query" and, in the same order, the JSON bodies
+// they sent: the two lists a reconcile test holds its expected writes against.
+func (s *Service) WriteLines() (lines, bodies []string) {
+	for _, w := range s.Writes() {
+		lines = append(lines, w.String())
+		bodies = append(bodies, string(w.Body))
+	}
+	return lines, bodies
+}
+
 // Lines renders the recorded requests as "METHOD path?query" strings.
 func (s *Service) Lines() []string {
 	var out []string
