@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"testing"
+
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n router flavors and reports
@@ -22,21 +24,15 @@ func BenchmarkConvergedGroup(b *testing.B) {
 			}
 			svc := f.service()
 			rec := &recorder{}
-			requests := 0
-			for b.Loop() {
-				svc.Reset()
+			osapitest.ReportConvergedRequests(b, svc, func() error {
 				st := newState(svc)
 				for _, s := range specs {
 					if _, err := reconcile(st, s, rec.log); err != nil {
-						b.Fatal(err)
+						return err
 					}
 				}
-				if len(svc.Writes()) > 0 {
-					b.Fatalf("a converged group wrote: %v", svc.Writes())
-				}
-				requests = len(svc.Requests)
-			}
-			b.ReportMetric(float64(requests), "requests/group")
+				return nil
+			})
 		})
 	}
 }

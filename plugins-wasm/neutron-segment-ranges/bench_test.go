@@ -21,21 +21,18 @@ func BenchmarkConvergedGroup(b *testing.B) {
 				specs = append(specs, Spec{Name: fmt.Sprintf("r%d", i), NetworkType: "vxlan", Minimum: &lo, Maximum: &hi})
 			}
 			svc := &osapitest.Service{Handle: f.handle}
-			requests := 0
-			for b.Loop() {
-				svc.Reset()
+			osapitest.ReportConvergedRequests(b, svc, func() error {
 				idx, err := loadIndex(svc)
 				if err != nil {
-					b.Fatal(err)
+					return err
 				}
 				for _, s := range specs {
 					if err := reconcile(svc, idx, s); err != nil {
-						b.Fatal(err)
+						return err
 					}
 				}
-				requests = len(svc.Requests)
-			}
-			b.ReportMetric(float64(requests), "requests/group")
+				return nil
+			})
 		})
 	}
 }

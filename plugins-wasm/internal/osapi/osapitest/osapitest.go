@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"testing"
 
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
@@ -102,6 +103,25 @@ func (s *Service) Lines() []string {
 
 // Reset forgets the recorded requests.
 func (s *Service) Reset() { s.Requests = slices.Delete(s.Requests, 0, len(s.Requests)) }
+
+// ReportConvergedRequests runs reconcileGroup once per benchmark iteration against a freshly reset
+// svc, fails the benchmark when a run writes (the group is meant to be converged already) and
+// reports the requests one run cost as requests/group, the figure docs/plugins/README.md quotes.
+func ReportConvergedRequests(b *testing.B, svc *Service, reconcileGroup func() error) {
+	b.Helper()
+	requests := 0
+	for b.Loop() {
+		svc.Reset()
+		if err := reconcileGroup(); err != nil {
+			b.Fatal(err)
+		}
+		if w := svc.Writes(); len(w) > 0 {
+			b.Fatalf("a converged group wrote: %v", w)
+		}
+		requests = len(svc.Requests)
+	}
+	b.ReportMetric(float64(requests), "requests/group")
+}
 
 // Fault is a JSON error body in Neutron's shape; Ironic's message is wrapped the same way by
 // osapi.ErrorMessage's fallbacks.
