@@ -15,6 +15,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
 
 func TestLoadExamples(t *testing.T) {
@@ -202,7 +203,7 @@ func TestEditSpec(t *testing.T) {
 func TestStatusTable(t *testing.T) {
 	r := fakekube.Resource{Kind: "Widget"}
 	synced := rowOf(r, map[string]any{
-		"metadata": map[string]any{"namespace": "openstack", "name": "a", "generation": json.Number("2"), "finalizers": []any{finalizerName}},
+		"metadata": map[string]any{"namespace": "openstack", "name": "a", "generation": json.Number("2"), "finalizers": []any{resource.Finalizer}},
 		"status": map[string]any{"syncStatus": "Synced", "observedGeneration": json.Number("2"), "message": "Successfully reconciled widget",
 			"conditions": []any{map[string]any{"type": "Ready", "reason": "Reconciled"}}},
 	})

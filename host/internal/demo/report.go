@@ -10,11 +10,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
-
-// finalizerName is the framework's finalizer (project names, fixed).
-const finalizerName = "openstack-sync.io/finalizer"
 
 // crRow is one CR as the status table shows it.
 type crRow struct {
@@ -53,7 +52,7 @@ func rowOf(r fakekube.Resource, o map[string]any) crRow {
 	}
 	fins, _ := meta["finalizers"].([]any)
 	for _, f := range fins {
-		if f == finalizerName {
+		if f == resource.Finalizer {
 			row.Finalizer = true
 		}
 	}
@@ -93,29 +92,28 @@ func (d *driver) report(act string, before, after map[string]crRow, cloudBefore,
 	for _, c := range changes {
 		fmt.Fprintf(out, "    %s\n", c)
 	}
-	reads, writes := 0, 0
+	// Writes is the cloud's own split of the Neutron and Ironic requests; the rest are reads.
+	writes := d.cloud.Writes()
+	api := 0
 	for _, r := range d.cloud.Requests() {
-		if r.Service == "identity" {
-			continue
-		}
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			reads++
-		} else {
-			writes++
+		if r.Service != fakecloud.Identity {
+			api++
 		}
 	}
-	fmt.Fprintf(out, "    %d Neutron/Ironic reads, %d writes", reads, writes)
-	if writes > 0 {
+	reads := api - len(writes)
+	fmt.Fprintf(out, "    %d Neutron/Ironic reads, %d writes", reads, len(writes))
+	if len(writes) > 0 {
 		fmt.Fprint(out, ":")
 	}
 	fmt.Fprintln(out)
-	for _, w := range d.cloud.Writes() {
+	for _, w := range writes {
 		fmt.Fprintf(out, "      %s\n", w)
 	}
 
 	var notes []string
-	if w := summariseKubeWrites(kubeRequests); w != "" {
-		notes = append(notes, "hooks wrote to Kubernetes: "+w)
+	kubeWrites := summariseKubeWrites(kubeRequests)
+	if kubeWrites != "" {
+		notes = append(notes, "hooks wrote to Kubernetes: "+kubeWrites)
 	} else {
 		notes = append(notes, "hooks wrote nothing to Kubernetes")
 	}
@@ -126,27 +124,21 @@ func (d *driver) report(act string, before, after map[string]crRow, cloudBefore,
 			break
 		}
 	}
-	if strings.HasSuffix(act, "converge") && writes == 0 && len(changes) == 0 {
+	if strings.HasSuffix(act, "converge") && len(writes) == 0 && len(changes) == 0 {
 		notes = append(notes, "converged: the schedule pass only read")
 	}
-	if strings.HasSuffix(act, "converge") && summariseKubeWrites(kubeRequests) != "" {
-		d.fail("converge: the schedule pass wrote to Kubernetes: %s", summariseKubeWrites(kubeRequests))
+	if strings.HasSuffix(act, "converge") && kubeWrites != "" {
+		d.fail("converge: the schedule pass wrote to Kubernetes: %s", kubeWrites)
 	}
 	if strings.HasSuffix(act, "delete") {
-		deletedKinds := map[string]bool{}
-		for _, c := range changes {
-			if c.Action == "deleted" {
-				deletedKinds[c.Resource.Kind] = true
-			}
-		}
 		for k, b := range before {
-			if _, still := after[k]; still || !b.Finalizer {
-				if !still && !b.Finalizer {
-					notes = append(notes, fmt.Sprintf("%s %s carried no finalizer (its plugin's cleanup policy does not prune), so it went at once and its OpenStack resource stays", b.Kind, b.Name))
-				}
-				continue
+			switch _, still := after[k]; {
+			case still:
+			case b.Finalizer:
+				notes = append(notes, fmt.Sprintf("%s %s: cleanup ran, the finalizer was released and the CR is gone", b.Kind, b.Name))
+			default:
+				notes = append(notes, fmt.Sprintf("%s %s carried no finalizer (its plugin's cleanup policy does not prune), so it went at once and its OpenStack resource stays", b.Kind, b.Name))
 			}
-			notes = append(notes, fmt.Sprintf("%s %s: cleanup ran, the finalizer was released and the CR is gone", b.Kind, b.Name))
 		}
 	}
 	sort.Strings(notes)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
 
 // The test binary doubles as the host: the demo runs `<host> hook --plugin <dir>/<name>.wasm`,
@@ -110,7 +111,7 @@ func standInHook(pluginPath string, config bool) int {
 				continue
 			}
 			if len(fins) == 0 {
-				_ = client.JSONPatch(ctx, t, fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/metadata/finalizers","value":[%q]}]`, meta["resourceVersion"], finalizerName))
+				_ = client.JSONPatch(ctx, t, fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/metadata/finalizers","value":[%q]}]`, meta["resourceVersion"], resource.Finalizer))
 			}
 			status, _ := obj["status"].(map[string]any)
 			ref, _ := obj["spec"].(map[string]any)["cloudCredentialsRef"].(map[string]any)
