@@ -265,12 +265,9 @@ func (d *driver) edit(ctx context.Context) error {
 			fmt.Fprintf(d.out, "  (no %s to edit)\n", h.Resource.Kind)
 			continue
 		}
-		change := editSpec(obj)
-		meta := obj["metadata"].(map[string]any)
-		if _, err := d.kube.Update(h.Resource, meta["namespace"].(string), meta["name"].(string), "", obj); err != nil {
+		if err := d.update(h.Resource, obj, editSpec(obj)); err != nil {
 			return err
 		}
-		fmt.Fprintf(d.out, "  edited %s %s/%s: %s\n", h.Resource.Kind, meta["namespace"], meta["name"], change)
 	}
 	return d.deliver(ctx)
 }
@@ -289,15 +286,13 @@ func (d *driver) breakCredentials(ctx context.Context) error {
 		if ref == nil {
 			continue
 		}
-		meta := obj["metadata"].(map[string]any)
 		key := rowOf(h.Resource, obj).key()
 		d.brokenClouds[key], _ = ref["cloudName"].(string)
 		ref["cloudName"] = brokenCloud
-		if _, err := d.kube.Update(h.Resource, meta["namespace"].(string), meta["name"].(string), "", obj); err != nil {
+		if err := d.update(h.Resource, obj, cloudNameChange(d.brokenClouds[key], brokenCloud)); err != nil {
 			return err
 		}
 		d.touched = append(d.touched, key)
-		fmt.Fprintf(d.out, "  edited %s %s/%s: spec.cloudCredentialsRef.cloudName %q -> %q\n", h.Resource.Kind, meta["namespace"], meta["name"], d.brokenClouds[key], brokenCloud)
 	}
 	return d.deliver(ctx)
 }
@@ -312,14 +307,26 @@ func (d *driver) repairCredentials(ctx context.Context) error {
 				continue
 			}
 			obj["spec"].(map[string]any)["cloudCredentialsRef"].(map[string]any)["cloudName"] = cloud
-			meta := obj["metadata"].(map[string]any)
-			if _, err := d.kube.Update(h.Resource, meta["namespace"].(string), meta["name"].(string), "", obj); err != nil {
+			if err := d.update(h.Resource, obj, cloudNameChange(brokenCloud, cloud)); err != nil {
 				return err
 			}
-			fmt.Fprintf(d.out, "  edited %s %s/%s: spec.cloudCredentialsRef.cloudName %q -> %q\n", h.Resource.Kind, meta["namespace"], meta["name"], brokenCloud, cloud)
 		}
 	}
 	return d.deliver(ctx)
+}
+
+// update stores an edited CR and says what the edit was.
+func (d *driver) update(r fakekube.Resource, obj map[string]any, change string) error {
+	meta := obj["metadata"].(map[string]any)
+	if _, err := d.kube.Update(r, meta["namespace"].(string), meta["name"].(string), "", obj); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "  edited %s %s/%s: %s\n", r.Kind, meta["namespace"], meta["name"], change)
+	return nil
+}
+
+func cloudNameChange(from, to string) string {
+	return fmt.Sprintf("spec.cloudCredentialsRef.cloudName %q -> %q", from, to)
 }
 
 func (d *driver) delete(ctx context.Context) error {
