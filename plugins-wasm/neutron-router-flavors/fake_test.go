@@ -72,13 +72,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 	notFound := func() (int, any) { return http.StatusNotFound, osapitest.Fault(r.Path + " could not be found") }
 	switch {
 	case r.Path == flavorsPath && r.Method == http.MethodGet:
-		out := []map[string]any{}
-		for _, fl := range f.Flavors {
-			if st := r.Query.Get("service_type"); st == "" || fl["service_type"] == st {
-				out = append(out, fl)
-			}
-		}
-		return http.StatusOK, map[string]any{"flavors": out}
+		return http.StatusOK, map[string]any{"flavors": f.Flavors}
 	case r.Path == profilesPath && r.Method == http.MethodGet:
 		return http.StatusOK, map[string]any{"service_profiles": f.Profiles}
 	case r.Path == routersPath && r.Method == http.MethodGet:

@@ -201,7 +201,7 @@ func (st *state) load() error {
 	if st.loaded {
 		return nil
 	}
-	fl, err := listFlavors(st.svc, nil)
+	fl, err := listFlavors(st.svc)
 	if err != nil {
 		return err
 	}
@@ -213,8 +213,8 @@ func (st *state) load() error {
 	return nil
 }
 
-func listFlavors(svc osapi.Service, query url.Values) ([]flavor, error) {
-	raws, err := osapi.ListNeutron(svc, flavorsPath, "flavors", query)
+func listFlavors(svc osapi.Service) ([]flavor, error) {
+	raws, err := osapi.ListNeutron(svc, flavorsPath, "flavors", nil)
 	if err != nil {
 		return nil, fmt.Errorf("list flavors: %w", err)
 	}

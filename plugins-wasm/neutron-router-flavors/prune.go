@@ -71,7 +71,7 @@ func prune(svc osapi.Service, desired []Spec, authoritativeEmpty bool, mode prun
 	for _, s := range desired {
 		want[s.Name] = true
 	}
-	flavors, err := listFlavors(svc, nil)
+	flavors, err := listFlavors(svc)
 	if err != nil {
 		return err
 	}
