@@ -212,10 +212,7 @@ func (s *Server) handle(w http.ResponseWriter, req *http.Request) {
 		writeResult(w, http.StatusCreated, obj, err)
 	case rt.name == "" || rt.namespace == "":
 		writeError(w, apierrors.NewMethodNotSupported(r.GroupResource(), strings.ToLower(req.Method)))
-	case req.Method == http.MethodGet && rt.subresource == "":
-		obj, err := s.Get(r, rt.namespace, rt.name)
-		writeResult(w, http.StatusOK, obj, err)
-	case req.Method == http.MethodGet && rt.subresource == statusSubresource && r.StatusSubresource:
+	case req.Method == http.MethodGet && (rt.subresource == "" || rt.subresource == statusSubresource && r.StatusSubresource):
 		obj, err := s.Get(r, rt.namespace, rt.name)
 		writeResult(w, http.StatusOK, obj, err)
 	case req.Method == http.MethodPut:
@@ -272,7 +269,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, rt route)
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
 		Details: &metav1.StatusDetails{
-			Name: rt.name, Group: rt.resource.Group, Kind: rt.resource.Plural, UID: typesUID(uid),
+			Name: rt.name, Group: rt.resource.Group, Kind: rt.resource.Plural, UID: types.UID(uid),
 		},
 	})
 }
@@ -352,8 +349,6 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.code = code
 	r.ResponseWriter.WriteHeader(code)
 }
-
-func typesUID(s string) types.UID { return types.UID(s) }
 
 // ResourceFor looks up a served resource by apiVersion and kind, as a hook binding names it.
 func (s *Server) ResourceFor(apiVersion, kind string) (Resource, bool) {
