@@ -97,8 +97,7 @@ func (s *Simulator) Startup(ctx context.Context) (*Run, error) {
 // does when it starts its watches. Earlier events are covered by it and never delivered.
 func (s *Simulator) Synchronization(ctx context.Context) ([]*Run, error) {
 	_, s.cursor = s.kube.Events(-1)
-	byQueue := map[string][]map[string]any{}
-	var order []string
+	var qs queues
 	for _, b := range s.config.Kubernetes {
 		live, err := s.watched(b)
 		if err != nil {
@@ -112,14 +111,9 @@ func (s *Simulator) Synchronization(ctx context.Context) ([]*Run, error) {
 		if !b.onSynchronization() {
 			continue
 		}
-		c := map[string]any{"binding": b.Name, "type": "Synchronization", "objects": objects}
-		q := b.queue()
-		if _, seen := byQueue[q]; !seen {
-			order = append(order, q)
-		}
-		byQueue[q] = append(byQueue[q], c)
+		qs.add(b.queue(), map[string]any{"binding": b.Name, "type": "Synchronization", "objects": objects})
 	}
-	return s.runQueues(ctx, order, byQueue, s.withSnapshots)
+	return s.runQueues(ctx, qs)
 }
 
 // Schedule fires the schedule binding name once.
@@ -156,8 +150,7 @@ func (s *Simulator) Pending() int {
 func (s *Simulator) Events(ctx context.Context) ([]*Run, error) {
 	events, end := s.kube.Events(s.cursor)
 	s.cursor = end
-	byQueue := map[string][]map[string]any{}
-	var order []string
+	var qs queues
 	for _, e := range events {
 		for _, b := range s.config.Kubernetes {
 			if !s.matches(b, e) {
@@ -180,14 +173,10 @@ func (s *Simulator) Events(ctx context.Context) ([]*Run, error) {
 			for k, v := range item(b, e.Object) {
 				c[k] = v
 			}
-			q := b.queue()
-			if _, seen := byQueue[q]; !seen {
-				order = append(order, q)
-			}
-			byQueue[q] = append(byQueue[q], c)
+			qs.add(b.queue(), c)
 		}
 	}
-	return s.runQueues(ctx, order, byQueue, s.withSnapshots)
+	return s.runQueues(ctx, qs)
 }
 
 func (s *Simulator) matches(b KubernetesBinding, e fakekube.Event) bool {
@@ -303,13 +292,30 @@ func filterResult(b KubernetesBinding, obj map[string]any) any {
 	return nil
 }
 
-func (s *Simulator) runQueues(ctx context.Context, order []string, byQueue map[string][]map[string]any, prepare func([]map[string]any) error) ([]*Run, error) {
+// queues holds binding contexts by queue, the queues in the order they were first used.
+type queues struct {
+	order    []string
+	contexts map[string][]map[string]any
+}
+
+func (qs *queues) add(queue string, c map[string]any) {
+	if qs.contexts == nil {
+		qs.contexts = map[string][]map[string]any{}
+	}
+	if _, seen := qs.contexts[queue]; !seen {
+		qs.order = append(qs.order, queue)
+	}
+	qs.contexts[queue] = append(qs.contexts[queue], c)
+}
+
+// runQueues runs the hook once per queue, attaching snapshots just before each run.
+func (s *Simulator) runQueues(ctx context.Context, qs queues) ([]*Run, error) {
 	var runs []*Run
-	for _, q := range order {
-		if err := prepare(byQueue[q]); err != nil {
+	for _, q := range qs.order {
+		if err := s.withSnapshots(qs.contexts[q]); err != nil {
 			return runs, err
 		}
-		r, err := s.run(ctx, q, byQueue[q])
+		r, err := s.run(ctx, q, qs.contexts[q])
 		if err != nil {
 			return runs, err
 		}
