@@ -14,11 +14,7 @@ func FromPDK(c *pdk.ServiceClient) Service { return pdkService{c: c} }
 type pdkService struct{ c *pdk.ServiceClient }
 
 func (s pdkService) Call(method, path string, query url.Values, body, out any) error {
-	req := pdk.Request{Method: method, Path: path, Query: query}
-	if body != nil {
-		req.Body = body
-	}
-	resp, err := s.c.Do(req)
+	resp, err := s.c.Do(pdk.Request{Method: method, Path: path, Query: query, Body: body})
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
