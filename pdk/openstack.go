@@ -145,19 +145,19 @@ func (s *ServiceClient) call(method, path string, query url.Values, body, out an
 // errorMessage pulls the human message out of the error bodies OpenStack services return, so an
 // HTTPError reads well in a CR's status and stays stable between runs.
 func errorMessage(body []byte) string {
-	var any map[string]json.RawMessage
-	if json.Unmarshal(body, &any) == nil {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) == nil {
 		// Neutron: {"NeutronError": {"type", "message", "detail"}}; Keystone/Nova: {"error": {"message"}}
 		for _, k := range []string{"NeutronError", "error", "badRequest", "itemNotFound", "conflictingRequest", "forbidden"} {
 			var inner struct {
 				Message string `json:"message"`
 			}
-			if raw, ok := any[k]; ok && json.Unmarshal(raw, &inner) == nil && inner.Message != "" {
+			if raw, ok := fields[k]; ok && json.Unmarshal(raw, &inner) == nil && inner.Message != "" {
 				return inner.Message
 			}
 		}
 		// Ironic: {"error_message": "{\"faultstring\": ...}"}
-		if raw, ok := any["error_message"]; ok {
+		if raw, ok := fields["error_message"]; ok {
 			var s string
 			if json.Unmarshal(raw, &s) == nil {
 				var fault struct {
