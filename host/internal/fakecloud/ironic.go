@@ -165,14 +165,14 @@ func (c *Cloud) runbookVisible(t *token, rb *runbookRec) bool {
 	return t.system || rb.Public || rb.Owner != nil && *rb.Owner == t.projectID
 }
 
-// findRunbook looks a runbook up by name or UUID. One the caller may not see is refused with the
-// real server's 403, whose message carries an unformatted placeholder.
 // ownsRunbook says whether t may change rb: a system-scoped token may change any runbook, a
 // project-scoped one only its project's (a public runbook it can see but not change).
 func ownsRunbook(t *token, rb *runbookRec) bool {
 	return t.system || rb.Owner != nil && *rb.Owner == t.projectID
 }
 
+// findRunbook looks a runbook up by name or UUID. One the caller may not see is refused with the
+// real server's 403, whose message carries an unformatted placeholder.
 func (c *Cloud) findRunbook(w http.ResponseWriter, t *token, ident string) *runbookRec {
 	for _, rb := range c.runbooks {
 		if rb.UUID == ident || rb.Name == ident {
