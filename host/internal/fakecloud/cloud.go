@@ -110,8 +110,8 @@ type Cloud struct {
 	faults   []*faultRule
 	requests []Request
 
-	flavors  []*flavorRec
-	profiles []*profileRec
+	flavors  []*Flavor
+	profiles []*ServiceProfile
 	routers  []*routerRec
 	ranges   []*rangeRec
 	runbooks []*runbookRec

@@ -58,24 +58,19 @@ func requestedIronicVersion(h http.Header) string {
 	return ""
 }
 
-type runbookStep struct {
+// RunbookStep is one step of an Ironic runbook, as the API reads it.
+type RunbookStep struct {
 	Interface string         `json:"interface"`
 	Step      string         `json:"step"`
 	Args      map[string]any `json:"args"`
 	Order     int            `json:"order"`
 }
 
+// runbookRec is the exported Runbook plus the timestamps only the API shows.
 type runbookRec struct {
-	UUID, Name     string
-	Steps          []runbookStep
-	DisableRamdisk bool
-	Public         bool
-	Owner          *string
-	Extra          map[string]any
-	Description    *string
-	Traits         []string
-	Created        time.Time
-	Updated        *time.Time
+	Runbook
+	Created time.Time
+	Updated *time.Time
 }
 
 func ironicError(w http.ResponseWriter, status int, format string, args ...any) {
@@ -283,19 +278,19 @@ func validRunbookName(name string, v version) bool {
 }
 
 // decodeSteps validates steps the way Ironic's schema does.
-func decodeSteps(raw any) ([]runbookStep, string) {
+func decodeSteps(raw any) ([]RunbookStep, string) {
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {
 		return nil, "steps must be a non-empty list"
 	}
-	var out []runbookStep
+	var out []RunbookStep
 	for _, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
 			return nil, "each step must be an object"
 		}
 		b, _ := json.Marshal(m)
-		var s runbookStep
+		var s RunbookStep
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Sprintf("invalid step: %v", err)
 		}
@@ -341,7 +336,7 @@ func (c *Cloud) createRunbook(w http.ResponseWriter, r *http.Request, t *token, 
 		ironicError(w, http.StatusBadRequest, "Schema error for runbook: %s", problem)
 		return
 	}
-	rb := &runbookRec{UUID: newUUID(), Name: name, Steps: steps, Created: time.Now().UTC(), Extra: map[string]any{}}
+	rb := &runbookRec{Runbook: Runbook{UUID: newUUID(), Name: name, Steps: steps, Extra: map[string]any{}}, Created: time.Now().UTC()}
 	if u, ok := body["uuid"].(string); ok && u != "" {
 		rb.UUID = u
 	}

@@ -12,28 +12,17 @@ import (
 	"time"
 )
 
-type flavorRec struct {
-	ID, Name, Description, ServiceType string
-	Enabled                            bool
-	Profiles                           []string
-}
-
-type profileRec struct {
-	ID, Description, Driver, MetaInfo string
-	Enabled                           bool
-}
-
+// routerRec and rangeRec are the exported Router and SegmentRange (the state tests seed and read)
+// plus what only the API shows.
 type routerRec struct {
-	ID, Name, FlavorID, ProjectID string
-	Created                       time.Time
+	Router
+	Created time.Time
 }
 
 type rangeRec struct {
-	ID, Name, Description, NetworkType, PhysicalNetwork, ProjectID string
-	Minimum, Maximum                                               int
-	Shared, Default                                                bool
-	Revision                                                       int
-	Created                                                        time.Time
+	SegmentRange
+	Revision int
+	Created  time.Time
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
@@ -255,12 +244,12 @@ func boolAttr(body map[string]any, key string, def bool) (bool, bool) {
 
 // ---- flavors ----
 
-func (f *flavorRec) render() map[string]any {
+func (f *Flavor) render() map[string]any {
 	return map[string]any{"id": f.ID, "name": f.Name, "description": f.Description,
-		"service_type": f.ServiceType, "enabled": f.Enabled, "service_profiles": append([]string{}, f.Profiles...)}
+		"service_type": f.ServiceType, "enabled": f.Enabled, "service_profiles": append([]string{}, f.ServiceProfiles...)}
 }
 
-func (c *Cloud) findFlavor(id string) *flavorRec {
+func (c *Cloud) findFlavor(id string) *Flavor {
 	for _, f := range c.flavors {
 		if f.ID == id {
 			return f
@@ -301,7 +290,7 @@ func (c *Cloud) neutronFlavors(w http.ResponseWriter, r *http.Request, t *token,
 			if !ok {
 				return
 			}
-			f := &flavorRec{ID: newUUID(), Enabled: true}
+			f := &Flavor{ID: newUUID(), Enabled: true}
 			var okN, okD, okS, okE bool
 			f.Name, okN = stringAttr(body, "name", "")
 			f.Description, okD = stringAttr(body, "description", "")
@@ -357,7 +346,7 @@ func (c *Cloud) neutronFlavors(w http.ResponseWriter, r *http.Request, t *token,
 			neutronError(w, http.StatusConflict, "FlavorInUse", "Flavor %s is used by some service instance.", f.ID)
 			return
 		}
-		c.flavors = slices.DeleteFunc(c.flavors, func(x *flavorRec) bool { return x == f })
+		c.flavors = slices.DeleteFunc(c.flavors, func(x *Flavor) bool { return x == f })
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -395,12 +384,12 @@ func (c *Cloud) neutronBindings(w http.ResponseWriter, r *http.Request, t *token
 				neutronError(w, http.StatusNotFound, "ServiceProfileNotFound", "Service Profile %s could not be found.", pid)
 				return
 			}
-			if slices.Contains(f.Profiles, pid) {
+			if slices.Contains(f.ServiceProfiles, pid) {
 				neutronError(w, http.StatusConflict, "FlavorServiceProfileBindingExists",
 					"Service Profile %s is already associated with flavor %s.", pid, f.ID)
 				return
 			}
-			f.Profiles = append(f.Profiles, pid)
+			f.ServiceProfiles = append(f.ServiceProfiles, pid)
 			// The real server answers with the flavor's id in service_profile.id.
 			writeJSON(w, http.StatusCreated, map[string]any{"service_profile": map[string]any{"id": f.ID}})
 		case http.MethodGet:
@@ -415,7 +404,7 @@ func (c *Cloud) neutronBindings(w http.ResponseWriter, r *http.Request, t *token
 		neutronError(w, http.StatusNotFound, "FlavorNotFound", "Flavor %s could not be found.", flavorID)
 		return
 	}
-	if !slices.Contains(f.Profiles, pid) {
+	if !slices.Contains(f.ServiceProfiles, pid) {
 		neutronError(w, http.StatusNotFound, "FlavorServiceProfileBindingNotFound",
 			"Service Profile %s is not associated with flavor %s.", pid, f.ID)
 		return
@@ -424,7 +413,7 @@ func (c *Cloud) neutronBindings(w http.ResponseWriter, r *http.Request, t *token
 	case http.MethodGet:
 		writeJSON(w, http.StatusOK, map[string]any{"service_profile": map[string]any{}})
 	case http.MethodDelete:
-		f.Profiles = slices.DeleteFunc(f.Profiles, func(x string) bool { return x == pid })
+		f.ServiceProfiles = slices.DeleteFunc(f.ServiceProfiles, func(x string) bool { return x == pid })
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -433,12 +422,12 @@ func (c *Cloud) neutronBindings(w http.ResponseWriter, r *http.Request, t *token
 
 // ---- service profiles ----
 
-func (p *profileRec) render() map[string]any {
+func (p *ServiceProfile) render() map[string]any {
 	return map[string]any{"id": p.ID, "description": p.Description, "driver": p.Driver,
 		"enabled": p.Enabled, "metainfo": p.MetaInfo}
 }
 
-func (c *Cloud) findProfile(id string) *profileRec {
+func (c *Cloud) findProfile(id string) *ServiceProfile {
 	for _, p := range c.profiles {
 		if p.ID == id {
 			return p
@@ -449,7 +438,7 @@ func (c *Cloud) findProfile(id string) *profileRec {
 
 func (c *Cloud) profileBound(id string) bool {
 	for _, f := range c.flavors {
-		if slices.Contains(f.Profiles, id) {
+		if slices.Contains(f.ServiceProfiles, id) {
 			return true
 		}
 	}
@@ -485,7 +474,7 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 			if !ok {
 				return
 			}
-			p := &profileRec{ID: newUUID()}
+			p := &ServiceProfile{ID: newUUID()}
 			var okD, okR, okM, okE bool
 			p.Description, okD = stringAttr(body, "description", "")
 			p.Driver, okR = stringAttr(body, "driver", "")
@@ -550,7 +539,7 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 			neutronError(w, http.StatusConflict, "ServiceProfileInUse", "Service Profile %s is used by some service instance.", p.ID)
 			return
 		}
-		c.profiles = slices.DeleteFunc(c.profiles, func(x *profileRec) bool { return x == p })
+		c.profiles = slices.DeleteFunc(c.profiles, func(x *ServiceProfile) bool { return x == p })
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -606,17 +595,17 @@ func (c *Cloud) neutronRouters(w http.ResponseWriter, r *http.Request, t *token,
 					neutronError(w, http.StatusNotFound, "FlavorNotFound", "Flavor %s could not be found.", flavorID)
 					return
 				}
-				if len(f.Profiles) == 0 {
+				if len(f.ServiceProfiles) == 0 {
 					neutronError(w, http.StatusNotFound, "FlavorServiceProfileBindingNotFound",
 						"Service Profile  is not associated with flavor %s.", f.ID)
 					return
 				}
-				if !slices.ContainsFunc(f.Profiles, func(id string) bool { p := c.findProfile(id); return p != nil && p.Enabled }) {
+				if !slices.ContainsFunc(f.ServiceProfiles, func(id string) bool { p := c.findProfile(id); return p != nil && p.Enabled }) {
 					neutronError(w, http.StatusServiceUnavailable, "ServiceProfileDisabled", "Service Profile is not enabled.")
 					return
 				}
 			}
-			rt := &routerRec{ID: newUUID(), Name: name, FlavorID: flavorID, ProjectID: t.projectID, Created: time.Now().UTC()}
+			rt := &routerRec{Router: Router{ID: newUUID(), Name: name, FlavorID: flavorID, ProjectID: t.projectID}, Created: time.Now().UTC()}
 			c.routers = append(c.routers, rt)
 			writeJSON(w, http.StatusCreated, map[string]any{"router": rt.render()})
 		default:
@@ -684,13 +673,13 @@ func (s *rangeRec) available() []int {
 
 func (c *Cloud) seedDefaultRanges() {
 	now := time.Now().UTC()
-	for _, d := range []rangeRec{
+	for _, d := range []SegmentRange{
 		{NetworkType: "vxlan", Minimum: 1000, Maximum: 1999},
 		{NetworkType: "vlan", PhysicalNetwork: "physnet1", Minimum: 100, Maximum: 199},
 		{NetworkType: "geneve", Minimum: 5000, Maximum: 5999},
 	} {
-		d.ID, d.Default, d.Shared, d.Created = newUUID(), true, true, now
-		c.ranges = append(c.ranges, &d)
+		d.ID, d.Default, d.Shared = newUUID(), true, true
+		c.ranges = append(c.ranges, &rangeRec{SegmentRange: d, Created: now})
 	}
 }
 
@@ -831,7 +820,7 @@ func (c *Cloud) createRange(w http.ResponseWriter, r *http.Request, t *token) {
 	if !ok {
 		return
 	}
-	s := &rangeRec{ID: newUUID(), Created: time.Now().UTC()}
+	s := &rangeRec{SegmentRange: SegmentRange{ID: newUUID()}, Created: time.Now().UTC()}
 	var okN, okD, okT, okP, okJ, okS, okL, okH bool
 	s.Name, okN = stringAttr(body, "name", "")
 	s.Description, okD = stringAttr(body, "description", "")

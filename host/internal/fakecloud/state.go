@@ -35,9 +35,6 @@ type SegmentRange struct {
 	Shared, Default                                                bool
 }
 
-// RunbookStep is one step of an Ironic runbook.
-type RunbookStep = runbookStep
-
 // Runbook is an Ironic runbook. A nil Owner is Ironic's null owner.
 type Runbook struct {
 	UUID, Name     string
@@ -56,8 +53,9 @@ func (c *Cloud) Flavors() []Flavor {
 	defer c.mu.Unlock()
 	var out []Flavor
 	for _, f := range c.flavors {
-		out = append(out, Flavor{ID: f.ID, Name: f.Name, Description: f.Description, ServiceType: f.ServiceType,
-			Enabled: f.Enabled, ServiceProfiles: slices.Clone(f.Profiles)})
+		cp := *f
+		cp.ServiceProfiles = slices.Clone(f.ServiceProfiles)
+		out = append(out, cp)
 	}
 	return out
 }
@@ -77,8 +75,9 @@ func (c *Cloud) AddFlavor(f Flavor) Flavor {
 			panic(fmt.Sprintf("fakecloud: AddFlavor: no service profile %q", p))
 		}
 	}
-	c.flavors = append(c.flavors, &flavorRec{ID: f.ID, Name: f.Name, Description: f.Description,
-		ServiceType: f.ServiceType, Enabled: f.Enabled, Profiles: slices.Clone(f.ServiceProfiles)})
+	rec := f
+	rec.ServiceProfiles = slices.Clone(f.ServiceProfiles)
+	c.flavors = append(c.flavors, &rec)
 	return f
 }
 
@@ -88,7 +87,7 @@ func (c *Cloud) ServiceProfiles() []ServiceProfile {
 	defer c.mu.Unlock()
 	var out []ServiceProfile
 	for _, p := range c.profiles {
-		out = append(out, ServiceProfile(*p))
+		out = append(out, *p)
 	}
 	return out
 }
@@ -101,7 +100,7 @@ func (c *Cloud) AddServiceProfile(p ServiceProfile) ServiceProfile {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rec := profileRec(p)
+	rec := p
 	c.profiles = append(c.profiles, &rec)
 	return p
 }
@@ -112,7 +111,7 @@ func (c *Cloud) Routers() []Router {
 	defer c.mu.Unlock()
 	var out []Router
 	for _, r := range c.routers {
-		out = append(out, Router{ID: r.ID, Name: r.Name, FlavorID: r.FlavorID, ProjectID: r.ProjectID})
+		out = append(out, r.Router)
 	}
 	return out
 }
@@ -127,7 +126,7 @@ func (c *Cloud) AddRouter(r Router) Router {
 	if r.ProjectID == "" {
 		r.ProjectID = c.projects["admin"]
 	}
-	c.routers = append(c.routers, &routerRec{ID: r.ID, Name: r.Name, FlavorID: r.FlavorID, ProjectID: r.ProjectID, Created: time.Now().UTC()})
+	c.routers = append(c.routers, &routerRec{Router: r, Created: time.Now().UTC()})
 	return r
 }
 
@@ -137,9 +136,7 @@ func (c *Cloud) SegmentRanges() []SegmentRange {
 	defer c.mu.Unlock()
 	var out []SegmentRange
 	for _, s := range c.ranges {
-		out = append(out, SegmentRange{ID: s.ID, Name: s.Name, Description: s.Description, NetworkType: s.NetworkType,
-			PhysicalNetwork: s.PhysicalNetwork, ProjectID: s.ProjectID, Minimum: s.Minimum, Maximum: s.Maximum,
-			Shared: s.Shared, Default: s.Default})
+		out = append(out, s.SegmentRange)
 	}
 	return out
 }
@@ -151,9 +148,7 @@ func (c *Cloud) AddSegmentRange(s SegmentRange) SegmentRange {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ranges = append(c.ranges, &rangeRec{ID: s.ID, Name: s.Name, Description: s.Description, NetworkType: s.NetworkType,
-		PhysicalNetwork: s.PhysicalNetwork, ProjectID: s.ProjectID, Minimum: s.Minimum, Maximum: s.Maximum,
-		Shared: s.Shared, Default: s.Default, Created: time.Now().UTC()})
+	c.ranges = append(c.ranges, &rangeRec{SegmentRange: s, Created: time.Now().UTC()})
 	return s
 }
 
@@ -163,9 +158,7 @@ func (c *Cloud) Runbooks() []Runbook {
 	defer c.mu.Unlock()
 	var out []Runbook
 	for _, rb := range c.runbooks {
-		out = append(out, Runbook{UUID: rb.UUID, Name: rb.Name, Steps: slices.Clone(rb.Steps), DisableRamdisk: rb.DisableRamdisk,
-			Public: rb.Public, Owner: rb.Owner, Extra: maps.Clone(rb.Extra), Description: rb.Description,
-			Traits: slices.Clone(rb.Traits)})
+		out = append(out, cloneRunbook(rb.Runbook))
 	}
 	return out
 }
@@ -180,8 +173,15 @@ func (c *Cloud) AddRunbook(rb Runbook) Runbook {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.runbooks = append(c.runbooks, &runbookRec{UUID: rb.UUID, Name: rb.Name, Steps: slices.Clone(rb.Steps),
-		DisableRamdisk: rb.DisableRamdisk, Public: rb.Public, Owner: rb.Owner, Extra: maps.Clone(rb.Extra),
-		Description: rb.Description, Traits: slices.Clone(rb.Traits), Created: time.Now().UTC()})
+	c.runbooks = append(c.runbooks, &runbookRec{Runbook: cloneRunbook(rb), Created: time.Now().UTC()})
+	return rb
+}
+
+// cloneRunbook copies what the API changes in place, so the caller's copy and the stored one
+// stay apart.
+func cloneRunbook(rb Runbook) Runbook {
+	rb.Steps = slices.Clone(rb.Steps)
+	rb.Extra = maps.Clone(rb.Extra)
+	rb.Traits = slices.Clone(rb.Traits)
 	return rb
 }
