@@ -123,8 +123,8 @@ func ReportConvergedRequests(b *testing.B, svc *Service, reconcileGroup func() e
 	b.ReportMetric(float64(requests), "requests/group")
 }
 
-// Fault is a JSON error body in Neutron's shape; Ironic's message is wrapped the same way by
-// osapi.ErrorMessage's fallbacks.
+// Fault is a JSON error body in Neutron's shape, the one osapi.ErrorMessage reads first. The
+// Ironic fake answers in Ironic's own error_message shape instead, so that path is exercised too.
 func Fault(message string) any {
 	return map[string]any{"NeutronError": map[string]any{"type": "Fault", "message": message, "detail": ""}}
 }
