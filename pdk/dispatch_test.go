@@ -1,7 +1,6 @@
 package pdk
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -26,12 +25,18 @@ type spec struct {
 	Name string `json:"name"`
 }
 
-func withPlugin(t *testing.T, p Plugin) {
-	t.Helper()
+// withoutPlugin empties the registry for the test, restoring it afterwards, since Register refuses
+// a second registration.
+func withoutPlugin(t *testing.T) {
 	old := registered
 	registered = nil
-	Register(p)
 	t.Cleanup(func() { registered = old })
+}
+
+func withPlugin(t *testing.T, p Plugin) {
+	t.Helper()
+	withoutPlugin(t)
+	Register(p)
 }
 
 func TestDispatchReconcileUsesGroupCacheAndReturnsResult(t *testing.T) {
@@ -135,9 +140,7 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {
-			old := registered
-			registered = nil
-			defer func() { registered = old }()
+			withoutPlugin(t)
 			assert.Panics(t, func() { Register(p) })
 		})
 	}
@@ -200,7 +203,6 @@ func TestDecodeResponse(t *testing.T) {
 
 	_, err = decodeResponse([]byte(`{`))
 	assert.Error(t, err)
-	_ = json.Valid
 }
 
 func TestHasCurrentABI(t *testing.T) {
