@@ -242,6 +242,31 @@ func boolAttr(body map[string]any, key string, def bool) (bool, bool) {
 	return b, ok
 }
 
+// attrs reads typed attributes of a request body and remembers whether any had the wrong type,
+// because Neutron answers every such mistake with one "Invalid input" error for the resource.
+type attrs struct {
+	body    map[string]any
+	invalid bool
+}
+
+func (a *attrs) str(key, def string) string {
+	v, ok := stringAttr(a.body, key, def)
+	a.invalid = a.invalid || !ok
+	return v
+}
+
+func (a *attrs) boolean(key string, def bool) bool {
+	v, ok := boolAttr(a.body, key, def)
+	a.invalid = a.invalid || !ok
+	return v
+}
+
+func (a *attrs) integer(key string, def int) int {
+	v, ok := intAttr(a.body, key, def)
+	a.invalid = a.invalid || !ok
+	return v
+}
+
 // ---- flavors ----
 
 func (f *Flavor) render() map[string]any {
@@ -291,12 +316,12 @@ func (c *Cloud) neutronFlavors(w http.ResponseWriter, r *http.Request, t *token,
 				return
 			}
 			f := &Flavor{ID: newUUID(), Enabled: true}
-			var okN, okD, okS, okE bool
-			f.Name, okN = stringAttr(body, "name", "")
-			f.Description, okD = stringAttr(body, "description", "")
-			f.ServiceType, okS = stringAttr(body, "service_type", "")
-			f.Enabled, okE = boolAttr(body, "enabled", true)
-			if !okN || !okD || !okS || !okE {
+			in := attrs{body: body}
+			f.Name = in.str("name", "")
+			f.Description = in.str("description", "")
+			f.ServiceType = in.str("service_type", "")
+			f.Enabled = in.boolean("enabled", true)
+			if in.invalid {
 				neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for flavor")
 				return
 			}
@@ -328,10 +353,11 @@ func (c *Cloud) neutronFlavors(w http.ResponseWriter, r *http.Request, t *token,
 		if !ok || !readOnly(w, body, "id", "service_type", "service_profiles") {
 			return
 		}
-		name, okN := stringAttr(body, "name", f.Name)
-		desc, okD := stringAttr(body, "description", f.Description)
-		enabled, okE := boolAttr(body, "enabled", f.Enabled)
-		if !okN || !okD || !okE {
+		in := attrs{body: body}
+		name := in.str("name", f.Name)
+		desc := in.str("description", f.Description)
+		enabled := in.boolean("enabled", f.Enabled)
+		if in.invalid {
 			neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for flavor")
 			return
 		}
@@ -475,12 +501,12 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 				return
 			}
 			p := &ServiceProfile{ID: newUUID()}
-			var okD, okR, okM, okE bool
-			p.Description, okD = stringAttr(body, "description", "")
-			p.Driver, okR = stringAttr(body, "driver", "")
-			p.MetaInfo, okM = stringAttr(body, "metainfo", "")
-			p.Enabled, okE = boolAttr(body, "enabled", true)
-			if !okD || !okR || !okM || !okE {
+			in := attrs{body: body}
+			p.Description = in.str("description", "")
+			p.Driver = in.str("driver", "")
+			p.MetaInfo = in.str("metainfo", "")
+			p.Enabled = in.boolean("enabled", true)
+			if in.invalid {
 				neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for service_profile")
 				return
 			}
@@ -512,11 +538,12 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 		if !ok || !readOnly(w, body, "id") {
 			return
 		}
-		desc, okD := stringAttr(body, "description", p.Description)
-		driver, okR := stringAttr(body, "driver", p.Driver)
-		meta, okM := stringAttr(body, "metainfo", p.MetaInfo)
-		enabled, okE := boolAttr(body, "enabled", p.Enabled)
-		if !okD || !okR || !okM || !okE {
+		in := attrs{body: body}
+		desc := in.str("description", p.Description)
+		driver := in.str("driver", p.Driver)
+		meta := in.str("metainfo", p.MetaInfo)
+		enabled := in.boolean("enabled", p.Enabled)
+		if in.invalid {
 			neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for service_profile")
 			return
 		}
@@ -782,11 +809,12 @@ func (c *Cloud) neutronRanges(w http.ResponseWriter, r *http.Request, t *token, 
 		if !ok || !readOnly(w, body, "id", "default", "network_type", "physical_network", "project_id", "shared") {
 			return
 		}
-		name, okN := stringAttr(body, "name", s.Name)
-		desc, okD := stringAttr(body, "description", s.Description)
-		lo, okL := intAttr(body, "minimum", s.Minimum)
-		hi, okH := intAttr(body, "maximum", s.Maximum)
-		if !okN || !okD || !okL || !okH {
+		in := attrs{body: body}
+		name := in.str("name", s.Name)
+		desc := in.str("description", s.Description)
+		lo := in.integer("minimum", s.Minimum)
+		hi := in.integer("maximum", s.Maximum)
+		if in.invalid {
 			neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for network_segment_range")
 			return
 		}
@@ -821,16 +849,16 @@ func (c *Cloud) createRange(w http.ResponseWriter, r *http.Request, t *token) {
 		return
 	}
 	s := &rangeRec{SegmentRange: SegmentRange{ID: newUUID()}, Created: time.Now().UTC()}
-	var okN, okD, okT, okP, okJ, okS, okL, okH bool
-	s.Name, okN = stringAttr(body, "name", "")
-	s.Description, okD = stringAttr(body, "description", "")
-	s.NetworkType, okT = stringAttr(body, "network_type", "")
-	s.PhysicalNetwork, okP = stringAttr(body, "physical_network", "")
-	s.ProjectID, okJ = stringAttr(body, "project_id", "")
-	s.Shared, okS = boolAttr(body, "shared", true)
-	s.Minimum, okL = intAttr(body, "minimum", 0)
-	s.Maximum, okH = intAttr(body, "maximum", 0)
-	if !okN || !okD || !okT || !okP || !okJ || !okS || !okL || !okH {
+	in := attrs{body: body}
+	s.Name = in.str("name", "")
+	s.Description = in.str("description", "")
+	s.NetworkType = in.str("network_type", "")
+	s.PhysicalNetwork = in.str("physical_network", "")
+	s.ProjectID = in.str("project_id", "")
+	s.Shared = in.boolean("shared", true)
+	s.Minimum = in.integer("minimum", 0)
+	s.Maximum = in.integer("maximum", 0)
+	if in.invalid {
 		neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for network_segment_range")
 		return
 	}
