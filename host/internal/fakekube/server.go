@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/rest"
 )
 
@@ -50,7 +51,7 @@ func Start(resources ...Resource) (*Server, error) {
 		resources: map[schema.GroupVersionResource]Resource{SecretResource.GVR(): SecretResource},
 		objects:   map[objectKey]Object{},
 		now:       time.Now,
-		token:     newUID(),
+		token:     string(uuid.NewUUID()),
 	}
 	for _, r := range resources {
 		if r.Plural == "" || r.Kind == "" || r.Version == "" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -84,7 +84,7 @@ func (s *Server) create(r Resource, namespace string, in Object) (Object, error)
 	}
 	meta["name"] = name
 	meta["namespace"] = namespace
-	meta["uid"] = newUID()
+	meta["uid"] = string(uuid.NewUUID())
 	meta["creationTimestamp"] = s.now().UTC().Format(time.RFC3339)
 	delete(meta, "deletionTimestamp")
 	delete(meta, "deletionGracePeriodSeconds")
@@ -484,15 +484,6 @@ func jsonEqual(a, b any) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
-}
-
-func newUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 func randomSuffix() string {
