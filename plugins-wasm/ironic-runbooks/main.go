@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
@@ -71,19 +72,15 @@ func waitForAPI(ctx *pdk.Context) error {
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.WithReason("InvalidSpec", err)
+		return nil, pdk.WithReason(invalidspec.Reason, err)
 	}
 	a, err := connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	notes, err := reconcile(a, spec)
-	var ve *validationError
-	if errors.As(err, &ve) {
-		return nil, pdk.WithReason("InvalidSpec", err)
-	}
 	if err != nil {
-		return nil, err
+		return nil, invalidspec.WithReason(err)
 	}
 	return &pdk.Result{Notes: notes}, nil
 }

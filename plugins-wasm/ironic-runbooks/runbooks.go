@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
@@ -85,52 +86,43 @@ var traitName = regexp.MustCompile(`^CUSTOM_[A-Z0-9_]+$`)
 
 var validInterfaces = []string{"bios", "deploy", "firmware", "management", "power", "raid", "vendor"}
 
-// validationError is a spec that can never converge; the CR reports reason InvalidSpec.
-type validationError struct{ msg string }
-
-func (e *validationError) Error() string { return e.msg }
-
-func invalid(format string, args ...any) error {
-	return &validationError{msg: fmt.Sprintf(format, args...)}
-}
-
 // desiredSteps validates spec.steps and returns them as Ironic will store them. Orders arrive as
 // numbers or numeric strings ("3") because the CRD keeps args free-form and older CRs may carry
 // strings; anything else is refused naming the step.
 func (s Spec) desiredSteps() ([]step, error) {
 	if len(s.Steps) == 0 {
-		return nil, invalid("spec.steps must list at least one step")
+		return nil, invalidspec.Errorf("spec.steps must list at least one step")
 	}
 	out := make([]step, 0, len(s.Steps))
 	for i, raw := range s.Steps {
 		obj, ok := raw.(map[string]any)
 		if !ok {
-			return nil, invalid("spec.steps[%d] must be an object", i)
+			return nil, invalidspec.Errorf("spec.steps[%d] must be an object", i)
 		}
 		var st step
 		for _, k := range []string{"interface", "step", "order"} {
 			if obj[k] == nil {
-				return nil, invalid("spec.steps[%d].%s must be set", i, k)
+				return nil, invalidspec.Errorf("spec.steps[%d].%s must be set", i, k)
 			}
 		}
 		iface, ok1 := obj["interface"].(string)
 		name, ok2 := obj["step"].(string)
 		if !ok1 || !ok2 || name == "" {
-			return nil, invalid("spec.steps[%d]: interface and step must be non-empty strings", i)
+			return nil, invalidspec.Errorf("spec.steps[%d]: interface and step must be non-empty strings", i)
 		}
 		if !slices.Contains(validInterfaces, iface) {
-			return nil, invalid("spec.steps[%d].interface must be one of %s; got %q", i, strings.Join(validInterfaces, ", "), iface)
+			return nil, invalidspec.Errorf("spec.steps[%d].interface must be one of %s; got %q", i, strings.Join(validInterfaces, ", "), iface)
 		}
 		order, err := toOrder(obj["order"])
 		if err != nil {
-			return nil, invalid("spec.steps[%d].order %v", i, err)
+			return nil, invalidspec.Errorf("spec.steps[%d].order %v", i, err)
 		}
 		st.Interface, st.Step, st.Order = iface, name, order
 		st.Args = map[string]any{}
 		if a, ok := obj["args"]; ok && a != nil {
 			args, ok := a.(map[string]any)
 			if !ok {
-				return nil, invalid("spec.steps[%d].args must be an object", i)
+				return nil, invalidspec.Errorf("spec.steps[%d].args must be an object", i)
 			}
 			st.Args = args
 		}
@@ -164,10 +156,10 @@ func toOrder(v any) (int64, error) {
 
 func (s Spec) validate() error {
 	if s.RunbookName == "" {
-		return invalid("spec.runbookName must be set")
+		return invalidspec.Errorf("spec.runbookName must be set")
 	}
 	if s.Public && s.Owner != "" {
-		return invalid("spec.public and spec.owner are both set, but Ironic forbids an owner on a public runbook; set one of them")
+		return invalidspec.Errorf("spec.public and spec.owner are both set, but Ironic forbids an owner on a public runbook; set one of them")
 	}
 	return nil
 }
@@ -237,7 +229,7 @@ func reconcile(a api, s Spec) ([]string, error) {
 		return nil, err
 	}
 	if !a.traitsSupported() && !traitName.MatchString(s.RunbookName) {
-		return nil, invalid("spec.runbookName %q must be a trait name (CUSTOM_ then A-Z, 0-9 or _) because Ironic offers API %s; "+
+		return nil, invalidspec.Errorf("spec.runbookName %q must be a trait name (CUSTOM_ then A-Z, 0-9 or _) because Ironic offers API %s; "+
 			"other names need %s", s.RunbookName, a.ver, traitsVersion)
 	}
 	var notes []string

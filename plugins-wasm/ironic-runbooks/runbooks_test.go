@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
 )
 
@@ -231,7 +232,7 @@ func TestReconcile(t *testing.T) {
 			notes, err := reconcile(a, tc.spec())
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
-				var ve *validationError
+				var ve *invalidspec.Error
 				assert.ErrorAs(t, err, &ve)
 				assert.Empty(t, svc.Requests, "a spec that can never converge costs no request")
 				return

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
@@ -61,11 +62,6 @@ func (s Spec) serviceType() string {
 	return s.ServiceType
 }
 
-// validationError is a spec that can never converge; the CR reports reason InvalidSpec.
-type validationError struct{ msg string }
-
-func (e *validationError) Error() string { return e.msg }
-
 var (
 	namePattern   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 	driverPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
@@ -96,7 +92,7 @@ func (s Spec) validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return &validationError{msg: strings.Join(errs, "; ")}
+		return invalidspec.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
 }

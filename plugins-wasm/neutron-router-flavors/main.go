@@ -3,11 +3,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
@@ -57,7 +57,7 @@ const cacheKey = "neutron-state"
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.WithReason("InvalidSpec", err)
+		return nil, pdk.WithReason(invalidspec.Reason, err)
 	}
 	st, _ := ctx.Cache()[cacheKey].(*state)
 	if st == nil {
@@ -67,12 +67,8 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	// The cache keeps what was read; the client belongs to this call's Context.
 	st.svc = network(ctx)
 	notes, err := reconcile(st, spec, logger(ctx, pdk.LevelWarn))
-	var ve *validationError
-	if errors.As(err, &ve) {
-		return nil, pdk.WithReason("InvalidSpec", err)
-	}
 	if err != nil {
-		return nil, err
+		return nil, invalidspec.WithReason(err)
 	}
 	return &pdk.Result{Notes: notes}, nil
 }

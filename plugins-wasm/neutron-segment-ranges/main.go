@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
@@ -50,7 +51,7 @@ const cacheKey = "segment-ranges"
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.WithReason("InvalidSpec", err)
+		return nil, pdk.WithReason(invalidspec.Reason, err)
 	}
 	svc := network(ctx)
 	idx, _ := ctx.Cache()[cacheKey].(*index)
@@ -62,15 +63,11 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 		ctx.Cache()[cacheKey] = idx
 	}
 	if err := reconcile(svc, idx, spec); err != nil {
-		var ve *validationError
-		if errors.As(err, &ve) {
-			return nil, pdk.WithReason("InvalidSpec", err)
-		}
 		var ie *immutableError
 		if errors.As(err, &ie) {
 			return nil, pdk.WithReason("ImmutableFieldChanged", err)
 		}
-		return nil, err
+		return nil, invalidspec.WithReason(err)
 	}
 	return &pdk.Result{}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
@@ -75,15 +76,10 @@ func (s Spec) validate() error {
 		errs = append(errs, "spec.project_id is required when spec.shared is false")
 	}
 	if len(errs) > 0 {
-		return &validationError{msg: strings.Join(errs, "; ")}
+		return invalidspec.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
 }
-
-// validationError is a spec that can never converge; the CR reports reason InvalidSpec.
-type validationError struct{ msg string }
-
-func (e *validationError) Error() string { return e.msg }
 
 // immutableError is a difference Neutron cannot apply in place; the CR reports reason
 // ImmutableFieldChanged.
