@@ -229,16 +229,7 @@ func (d *driver) create(ctx context.Context) error {
 			d.show(h, run)
 		}
 	}
-	for _, h := range d.hooks {
-		runs, err := h.sim.Synchronization(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range runs {
-			d.show(h, r)
-		}
-	}
-	return nil
+	return d.runEach(ctx, (*shelloperator.Simulator).Synchronization)
 }
 
 func (d *driver) converge(ctx context.Context) error {
@@ -348,8 +339,13 @@ func (d *driver) delete(ctx context.Context) error {
 
 // deliver runs every hook once on its pending events.
 func (d *driver) deliver(ctx context.Context) error {
+	return d.runEach(ctx, (*shelloperator.Simulator).Events)
+}
+
+// runEach has every hook's simulator take one step, in hook order, and shows the runs.
+func (d *driver) runEach(ctx context.Context, step func(*shelloperator.Simulator, context.Context) ([]*shelloperator.Run, error)) error {
 	for _, h := range d.hooks {
-		runs, err := h.sim.Events(ctx)
+		runs, err := step(h.sim, ctx)
 		if err != nil {
 			return err
 		}
