@@ -18,6 +18,7 @@ func TestEqual(t *testing.T) {
 		want bool
 	}{
 		{"key order and number spelling", fromJSON, map[string]any{"a": "s", "b": []any{1, map[string]any{"x": nil, "y": true}}}, true},
+		{"number spelling in raw JSON", json.RawMessage(`{"n": [1e0, 2.50]}`), map[string]any{"n": []any{1, 2.5}}, true},
 		{"list order matters", []any{1, 2}, []any{2, 1}, false},
 		{"different value", map[string]any{"a": 1}, map[string]any{"a": 2}, false},
 		{"missing key", map[string]any{"a": 1}, map[string]any{}, false},
