@@ -76,23 +76,23 @@ const DefaultIronicMaxVersion = "1.96"
 type Options struct {
 	// IronicMaxVersion is the newest microversion Ironic accepts, e.g. "1.112". Default 1.96.
 	IronicMaxVersion string
-	// Region is the catalog region. Default "RegionOne".
-	Region string
 	// TokenTTL is how long a token lives. Default one hour.
 	TokenTTL time.Duration
-	// L3Drivers are the registered router flavor drivers besides Neutron's built-ins.
-	// Default: the harness's test stub "stub_l3.StubL3Driver".
-	L3Drivers []string
 	// TLS serves every API over HTTPS with a certificate only CACertPEM vouches for.
 	TLS bool
 }
 
-// builtinL3Drivers are the L3_ROUTER_NAT providers Neutron registers by itself.
-var builtinL3Drivers = []string{
+// region is the catalog region, as in the harness's Keystone.
+const region = "RegionOne"
+
+// l3Drivers are the L3_ROUTER_NAT providers a service profile may name: Neutron's built-ins and
+// the harness's test stub.
+var l3Drivers = []string{
 	"neutron.services.l3_router.service_providers.single_node.SingleNodeDriver",
 	"neutron.services.l3_router.service_providers.ha.HaDriver",
 	"neutron.services.l3_router.service_providers.dvr.DvrDriver",
 	"neutron.services.l3_router.service_providers.dvrha.DvrHaDriver",
+	"stub_l3.StubL3Driver",
 }
 
 // Cloud is a running fake cloud. It is safe for concurrent use.
@@ -139,14 +139,8 @@ func New(opts Options) *Cloud {
 	if opts.IronicMaxVersion == "" {
 		opts.IronicMaxVersion = DefaultIronicMaxVersion
 	}
-	if opts.Region == "" {
-		opts.Region = "RegionOne"
-	}
 	if opts.TokenTTL == 0 {
 		opts.TokenTTL = time.Hour
-	}
-	if opts.L3Drivers == nil {
-		opts.L3Drivers = []string{"stub_l3.StubL3Driver"}
 	}
 	max, err := parseVersion(opts.IronicMaxVersion)
 	if err != nil {
@@ -209,7 +203,7 @@ func (c *Cloud) CloudsYAML() string {
 	entry := func(name, userName, password, scope string) string {
 		return fmt.Sprintf("  %s:\n    auth:\n      auth_url: %s\n      username: %s\n      password: %s\n"+
 			"      user_domain_name: Default\n%s    region_name: %s\n",
-			name, c.AuthURL(), userName, password, scope, c.opts.Region)
+			name, c.AuthURL(), userName, password, scope, region)
 	}
 	project := func(p string) string {
 		return fmt.Sprintf("      project_name: %s\n      project_domain_name: Default\n", p)

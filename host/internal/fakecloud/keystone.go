@@ -178,8 +178,8 @@ func (c *Cloud) tokenBody(t *token, projectName string) map[string]any {
 
 func (c *Cloud) catalog() []any {
 	ep := func(iface, url string) map[string]any {
-		return map[string]any{"id": newHexID(), "interface": iface, "region_id": c.opts.Region,
-			"region": c.opts.Region, "url": url}
+		return map[string]any{"id": newHexID(), "interface": iface, "region_id": region,
+			"region": region, "url": url}
 	}
 	return []any{
 		map[string]any{"id": newHexID(), "type": Identity, "name": "keystone", "endpoints": []any{

@@ -471,10 +471,6 @@ func (c *Cloud) profileBound(id string) bool {
 	return false
 }
 
-func (c *Cloud) driverRegistered(d string) bool {
-	return slices.Contains(builtinL3Drivers, d) || slices.Contains(c.opts.L3Drivers, d)
-}
-
 func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token, rest []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -510,7 +506,7 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 				neutronError(w, http.StatusBadRequest, "HTTPBadRequest", "Invalid input for service_profile")
 				return
 			}
-			if !c.driverRegistered(p.Driver) {
+			if !slices.Contains(l3Drivers, p.Driver) {
 				neutronError(w, http.StatusNotFound, "ServiceProfileDriverNotFound", "Service Profile driver %s could not be found.", p.Driver)
 				return
 			}
@@ -551,7 +547,7 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 			neutronError(w, http.StatusConflict, "ServiceProfileInUse", "Service Profile %s is used by some service instance.", p.ID)
 			return
 		}
-		if !c.driverRegistered(driver) {
+		if !slices.Contains(l3Drivers, driver) {
 			neutronError(w, http.StatusNotFound, "ServiceProfileDriverNotFound", "Service Profile driver %s could not be found.", driver)
 			return
 		}
