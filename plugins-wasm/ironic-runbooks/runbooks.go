@@ -99,7 +99,6 @@ func (s Spec) desiredSteps() ([]step, error) {
 		if !ok {
 			return nil, invalidspec.Errorf("spec.steps[%d] must be an object", i)
 		}
-		var st step
 		for _, k := range []string{"interface", "step", "order"} {
 			if obj[k] == nil {
 				return nil, invalidspec.Errorf("spec.steps[%d].%s must be set", i, k)
@@ -117,16 +116,13 @@ func (s Spec) desiredSteps() ([]step, error) {
 		if err != nil {
 			return nil, invalidspec.Errorf("spec.steps[%d].order %v", i, err)
 		}
-		st.Interface, st.Step, st.Order = iface, name, order
-		st.Args = map[string]any{}
+		args := map[string]any{}
 		if a, ok := obj["args"]; ok && a != nil {
-			args, ok := a.(map[string]any)
-			if !ok {
+			if args, ok = a.(map[string]any); !ok {
 				return nil, invalidspec.Errorf("spec.steps[%d].args must be an object", i)
 			}
-			st.Args = args
 		}
-		out = append(out, st)
+		out = append(out, step{Interface: iface, Step: name, Args: args, Order: order})
 	}
 	return out, nil
 }
