@@ -220,13 +220,6 @@ func (c *Cloud) userPassword(name string) string {
 	return c.users[name].password
 }
 
-// ProjectID returns the id of project "admin" or "demo".
-func (c *Cloud) ProjectID(name string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.projects[name]
-}
-
 // SetPassword changes a user's password ("admin" or "demo"), so Keystone refuses the old one.
 func (c *Cloud) SetPassword(userName, password string) {
 	c.mu.Lock()

@@ -56,13 +56,6 @@ func (c *Cloud) Inject(f Fault) (remove func()) {
 	}
 }
 
-// ClearFaults removes every injected fault.
-func (c *Cloud) ClearFaults() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults = nil
-}
-
 func (c *Cloud) takeFault(service string, r *http.Request) *Fault {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -105,17 +105,6 @@ func (c *Cloud) AddServiceProfile(p ServiceProfile) ServiceProfile {
 	return p
 }
 
-// Routers returns the routers in creation order.
-func (c *Cloud) Routers() []Router {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []Router
-	for _, r := range c.routers {
-		out = append(out, r.Router)
-	}
-	return out
-}
-
 // AddRouter seeds a router, e.g. one that keeps a flavor in use.
 func (c *Cloud) AddRouter(r Router) Router {
 	if r.ID == "" {
@@ -139,17 +128,6 @@ func (c *Cloud) SegmentRanges() []SegmentRange {
 		out = append(out, s.SegmentRange)
 	}
 	return out
-}
-
-// AddSegmentRange seeds a segment range without the API's checks.
-func (c *Cloud) AddSegmentRange(s SegmentRange) SegmentRange {
-	if s.ID == "" {
-		s.ID = newUUID()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ranges = append(c.ranges, &rangeRec{SegmentRange: s, Created: time.Now().UTC()})
-	return s
 }
 
 // Runbooks returns the runbooks in creation order.
