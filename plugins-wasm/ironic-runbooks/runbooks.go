@@ -209,9 +209,6 @@ func (a api) get(name string) (*runbook, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read runbook %q: %w", name, err)
 	}
-	if rb.Extra == nil {
-		rb.Extra = map[string]any{}
-	}
 	return &rb, nil
 }
 
