@@ -282,20 +282,21 @@ func (s *session) attempt(ctx context.Context, p *prepared, target *url.URL, tok
 	if p.validatesOwnToken {
 		hreq.Header.Set("X-Subject-Token", token)
 	}
+	// The caller's own cancellation is not the server's fault, so it is not a TransportError.
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", p.op, ctx.Err())
+		}
+		return classifyTransport(p.op, target.Host, err, s.opts.RequestTimeout)
+	}
 	resp, err := s.client.Do(hreq)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", p.op, ctx.Err())
-		}
-		return nil, classifyTransport(p.op, target.Host, err, s.opts.RequestTimeout)
+		return nil, failed(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxResponseBytes+1))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", p.op, ctx.Err())
-		}
-		return nil, classifyTransport(p.op, target.Host, err, s.opts.RequestTimeout)
+		return nil, failed(err)
 	}
 	if int64(len(data)) > s.opts.MaxResponseBytes {
 		return nil, fmt.Errorf("%s: the response body is larger than the %d-byte limit", p.op, s.opts.MaxResponseBytes)
