@@ -172,7 +172,6 @@ func (pr *pruner) deleteProfile(id string) {
 	switch {
 	case err == nil, osapi.IsNotFound(err):
 		pr.log("deleted service profile %s: owned and bound to no flavor", id)
-		pr.bindings[id] = -1
 	default:
 		pr.log("keeping service profile %s: %v", id, err)
 		pr.keptProf = append(pr.keptProf, id)
