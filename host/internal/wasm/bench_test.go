@@ -41,6 +41,16 @@ func quietOptions(b *testing.B) Options {
 	return o
 }
 
+// benchInstance loads the mock guest and checks out one instance for the benchmark's duration.
+func benchInstance(b *testing.B) (*Plugin, *instance) {
+	ctx := context.Background()
+	p := loadTest(b, guest(b, "pdkmock"), quietOptions(b))
+	inst, err := p.pool.get(ctx)
+	require.NoError(b, err)
+	b.Cleanup(func() { p.pool.put(ctx, inst) })
+	return p, inst
+}
+
 // BenchmarkCompileCold compiles the guest with no cache at all.
 func BenchmarkCompileCold(b *testing.B) {
 	ctx := context.Background()
@@ -118,10 +128,7 @@ func BenchmarkInstanceReady(b *testing.B) {
 // BenchmarkEmptyCall calls an export that does nothing: the bare host→guest call.
 func BenchmarkEmptyCall(b *testing.B) {
 	ctx := context.Background()
-	p := loadTest(b, guest(b, "pdkmock"), quietOptions(b))
-	inst, err := p.pool.get(ctx)
-	require.NoError(b, err)
-	defer p.pool.put(ctx, inst)
+	_, inst := benchInstance(b)
 	fn := inst.mod.ExportedFunction("openstack_sync_abi_v1")
 	for b.Loop() {
 		if _, err := fn.Call(ctx); err != nil {
@@ -133,10 +140,7 @@ func BenchmarkEmptyCall(b *testing.B) {
 // BenchmarkEmptyCallWithIO is a group_begin: JSON input read through the kernel, nothing done.
 func BenchmarkEmptyCallWithIO(b *testing.B) {
 	ctx := context.Background()
-	p := loadTest(b, guest(b, "pdkmock"), quietOptions(b))
-	inst, err := p.pool.get(ctx)
-	require.NoError(b, err)
-	defer p.pool.put(ctx, inst)
+	p, inst := benchInstance(b)
 	ci := &callInfo{entry: EntryGroupBegin, log: p.log}
 	for b.Loop() {
 		if _, err := p.invoke(ctx, inst, ci, v1Envelope); err != nil {
@@ -149,10 +153,7 @@ func BenchmarkEmptyCallWithIO(b *testing.B) {
 // call with input and output, and no work.
 func BenchmarkEchoCall(b *testing.B) {
 	ctx := context.Background()
-	p := loadTest(b, guest(b, "pdkmock"), quietOptions(b))
-	inst, err := p.pool.get(ctx)
-	require.NoError(b, err)
-	defer p.pool.put(ctx, inst)
+	p, inst := benchInstance(b)
 	inst.fns["bench_echo"] = inst.mod.ExportedFunction("bench_echo")
 	ci := &callInfo{entry: "bench_echo", log: p.log}
 	input := []byte(`{"abi_version":1,"padding":"0123456789012345678901234567890123"}`)
