@@ -1,0 +1,112 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Import is spec.import: exactly one of ID and Filter.
+type Import[F any] struct {
+	ID     string `json:"id,omitempty"`
+	Filter *F     `json:"filter,omitempty"`
+}
+
+// Spec holds the shared lifecycle fields of a CR's spec; a plugin embeds its own fields beside
+// them or decodes both from the same JSON.
+type Spec[R, F any] struct {
+	ManagementPolicy ManagementPolicy `json:"managementPolicy,omitempty"`
+	ManagedOptions   *ManagedOptions  `json:"managedOptions,omitempty"`
+	Import           *Import[F]       `json:"import,omitempty"`
+	Resource         *R               `json:"resource,omitempty"`
+}
+
+// Fields is the Adapter of a CR that uses the shared layout: its spec's lifecycle fields and
+// status.id.
+type Fields[R, F any] struct {
+	Spec Spec[R, F]
+	ID   string
+}
+
+// DecodeFields reads the shared fields from a CR's spec JSON and its status, and checks what the
+// CRD's validation rules also check, so a CR applied before the rules existed gets the same error.
+func DecodeFields[R, F any](spec json.RawMessage, status map[string]any) (*Fields[R, F], error) {
+	f := &Fields[R, F]{}
+	if len(spec) > 0 {
+		if err := json.Unmarshal(spec, &f.Spec); err != nil {
+			return nil, fmt.Errorf("spec: %w", err)
+		}
+	}
+	if id, ok := status["id"].(string); ok {
+		f.ID = id
+	}
+	return f, f.Validate()
+}
+
+// Validate checks the rules of the shared fields (the CRDs' CEL rules say the same).
+func (f *Fields[R, F]) Validate() error {
+	s := f.Spec
+	switch s.ManagementPolicy {
+	case "", Managed, Unmanaged:
+	default:
+		return fmt.Errorf("spec.managementPolicy must be managed or unmanaged; got %q", s.ManagementPolicy)
+	}
+	if s.ManagedOptions != nil {
+		switch s.ManagedOptions.OnDelete {
+		case "", OnDeleteDelete, OnDeleteDetach:
+		default:
+			return fmt.Errorf("spec.managedOptions.onDelete must be delete or detach; got %q", s.ManagedOptions.OnDelete)
+		}
+		if s.ManagementPolicy == Unmanaged {
+			return fmt.Errorf("spec.managedOptions applies only to spec.managementPolicy managed")
+		}
+	}
+	if s.Import != nil && (s.Import.ID == "") == (s.Import.Filter == nil) {
+		return fmt.Errorf("spec.import needs exactly one of id and filter")
+	}
+	// As in ORC: a managed CR says what to create (spec.resource), an unmanaged one what to
+	// observe (spec.import); never both, so which one the driver follows is never a guess.
+	switch {
+	case s.Import != nil && s.Resource != nil:
+		return fmt.Errorf("spec.import and spec.resource are exclusive")
+	case s.ManagementPolicy == Unmanaged && s.Import == nil:
+		return fmt.Errorf("spec.managementPolicy unmanaged needs spec.import (id or filter)")
+	case s.ManagementPolicy != Unmanaged && s.Resource == nil:
+		return fmt.Errorf("spec.managementPolicy managed needs spec.resource")
+	}
+	return nil
+}
+
+func (f *Fields[R, F]) ManagementPolicy() ManagementPolicy {
+	if f.Spec.ManagementPolicy == "" {
+		return Managed
+	}
+	return f.Spec.ManagementPolicy
+}
+
+func (f *Fields[R, F]) ManagedOptions() ManagedOptions {
+	if f.Spec.ManagedOptions == nil {
+		return ManagedOptions{OnDelete: OnDeleteDelete}
+	}
+	o := *f.Spec.ManagedOptions
+	if o.OnDelete == "" {
+		o.OnDelete = OnDeleteDelete
+	}
+	return o
+}
+
+func (f *Fields[R, F]) StatusID() string { return f.ID }
+func (f *Fields[R, F]) ResourceSpec() *R { return f.Spec.Resource }
+
+func (f *Fields[R, F]) ImportID() string {
+	if f.Spec.Import == nil {
+		return ""
+	}
+	return f.Spec.Import.ID
+}
+
+func (f *Fields[R, F]) ImportFilter() *F {
+	if f.Spec.Import == nil {
+		return nil
+	}
+	return f.Spec.Import.Filter
+}

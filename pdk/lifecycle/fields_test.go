@@ -1,0 +1,56 @@
+package lifecycle_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
+)
+
+func TestDecodeFields(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		status     map[string]any
+		err        string
+		policy     lifecycle.ManagementPolicy
+		onDelete   lifecycle.OnDelete
+		importID   string
+		filter     bool
+		resource   bool
+		id         string
+	}{
+		{name: "managed by default", spec: `{"resource":{"Name":"web"}}`, status: map[string]any{"id": "w1"},
+			policy: "managed", onDelete: "delete", resource: true, id: "w1"},
+		{name: "detach", spec: `{"resource":{"Name":"web"},"managedOptions":{"onDelete":"detach"}}`, policy: "managed", onDelete: "detach", resource: true},
+		{name: "unmanaged import by id", spec: `{"managementPolicy":"unmanaged","import":{"id":"w1"}}`, policy: "unmanaged", onDelete: "delete", importID: "w1"},
+		{name: "unmanaged import by filter", spec: `{"managementPolicy":"unmanaged","import":{"filter":{"Name":"web"}}}`, policy: "unmanaged", onDelete: "delete", filter: true},
+		{name: "unmanaged without import", spec: `{"managementPolicy":"unmanaged"}`, err: "unmanaged needs spec.import"},
+		{name: "managed without resource", spec: `{}`, err: "managed needs spec.resource"},
+		{name: "import and resource", spec: `{"managementPolicy":"unmanaged","import":{"id":"w1"},"resource":{}}`, err: "exclusive"},
+		{name: "import with both id and filter", spec: `{"managementPolicy":"unmanaged","import":{"id":"w1","filter":{}}}`, err: "exactly one of id and filter"},
+		{name: "empty import", spec: `{"managementPolicy":"unmanaged","import":{}}`, err: "exactly one of id and filter"},
+		{name: "unknown policy", spec: `{"managementPolicy":"Managed","resource":{}}`, err: `managed or unmanaged; got "Managed"`},
+		{name: "unknown onDelete", spec: `{"resource":{},"managedOptions":{"onDelete":"orphan"}}`, err: `delete or detach; got "orphan"`},
+		{name: "managedOptions on unmanaged", spec: `{"managementPolicy":"unmanaged","import":{"id":"x"},"managedOptions":{}}`, err: "only to spec.managementPolicy managed"},
+		{name: "not JSON", spec: `[`, err: "spec:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := lifecycle.DecodeFields[widgetSpec, widgetFilter](json.RawMessage(tc.spec), tc.status)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.policy, f.ManagementPolicy())
+			assert.Equal(t, tc.onDelete, f.ManagedOptions().OnDelete)
+			assert.Equal(t, tc.importID, f.ImportID())
+			assert.Equal(t, tc.filter, f.ImportFilter() != nil)
+			assert.Equal(t, tc.resource, f.ResourceSpec() != nil)
+			assert.Equal(t, tc.id, f.StatusID())
+		})
+	}
+}
