@@ -44,6 +44,8 @@ type LoadError struct {
 	Path   string
 	Reason string
 	Err    error
+	// Problems lists each problem when the refusal found more than one (Reason joins them).
+	Problems []string
 }
 
 func (e *LoadError) Error() string {
@@ -148,10 +150,12 @@ func newRuntime(ctx context.Context, o Options, cache wazero.CompilationCache, p
 	return r, nil
 }
 
-// validate refuses a module that would not run correctly here, before any of its code runs.
+// validate refuses a module that would not run correctly here, before any of its code runs. It
+// names every problem it finds, not only the first, so an author fixes them in one round.
 func validate(path string, m wazero.CompiledModule) error {
-	refuse := func(format string, args ...any) error {
-		return &LoadError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	var problems []string
+	refuse := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf(format, args...))
 	}
 	kernelSigs := kernel.Signatures()
 	for _, f := range m.ImportedFunctions() {
@@ -159,33 +163,31 @@ func validate(path string, m wazero.CompiledModule) error {
 		switch mod {
 		case "wasi_snapshot_preview1":
 			if !wasiAllowed[name] {
-				return refuse("imports %s.%s, which is outside the allowed WASI subset", mod, name)
+				refuse("imports %s.%s, which is outside the allowed WASI subset%s", mod, name, wasiHint(name))
 			}
 		case kernel.ModuleName:
 			s, ok := kernelSigs[name]
 			if !ok {
-				return refuse("imports %s.%s, which this host does not provide", mod, name)
-			}
-			if err := sameSignature(f, s.Params, s.Results); err != nil {
-				return refuse("imports %s.%s with the wrong type: %v", mod, name, err)
+				refuse("imports %s.%s, which this host does not provide", mod, name)
+			} else if err := sameSignature(f, s.Params, s.Results); err != nil {
+				refuse("imports %s.%s with the wrong type: %v", mod, name, err)
 			}
 		case UserModule:
 			s, ok := userSignatures[name]
 			if !ok {
-				return refuse("imports %s.%s, which this host does not provide (it provides: %s)", mod, name,
+				refuse("imports %s.%s, which this host does not provide (it provides: %s)", mod, name,
 					strings.Join(slices.Sorted(mapsKeys(userSignatures)), ", "))
-			}
-			if err := sameSignature(f, s.Params, s.Results); err != nil {
-				return refuse("imports %s.%s with the wrong type: %v", mod, name, err)
+			} else if err := sameSignature(f, s.Params, s.Results); err != nil {
+				refuse("imports %s.%s with the wrong type: %v", mod, name, err)
 			}
 		default:
-			return refuse("imports %s.%s; only wasi_snapshot_preview1 (a subset), %s and %s are allowed",
+			refuse("imports %s.%s; only wasi_snapshot_preview1 (a subset), %s and %s are allowed",
 				mod, name, kernel.ModuleName, UserModule)
 		}
 	}
 	if len(m.ImportedMemories()) > 0 {
 		mod, name, _ := m.ImportedMemories()[0].Import()
-		return refuse("imports memory %s.%s; a plugin must define its own memory", mod, name)
+		refuse("imports memory %s.%s; a plugin must define its own memory", mod, name)
 	}
 	exports := m.ExportedFunctions()
 	var versions []int
@@ -198,37 +200,58 @@ func validate(path string, m wazero.CompiledModule) error {
 	}
 	if !slices.Contains(versions, ABIVersion) {
 		if len(versions) == 0 {
-			return refuse("exports no %s<N> marker: it is not an openstack-sync plugin (build it with the pdk)", ABIMarkerPrefix)
+			// Language-neutral: the Go pdk exports the marker, any other language declares it.
+			refuse("exports no %s<N> marker, so it is not an openstack-sync plugin: a plugin exports a "+
+				"function named %s%d (docs/abi.md section 1; the Go pdk adds it for you)", ABIMarkerPrefix, ABIMarkerPrefix, ABIVersion)
+		} else {
+			slices.Sort(versions)
+			refuse("speaks ABI version %v but this host supports version %d; rebuild the plugin "+
+				"for ABI v%d or upgrade the host", versions, ABIVersion, ABIVersion)
 		}
-		slices.Sort(versions)
-		return refuse("speaks ABI version %v but this host supports version %d; rebuild the plugin with a pdk "+
-			"for ABI v%d or upgrade the host", versions, ABIVersion, ABIVersion)
 	}
 	for _, name := range requiredExports {
 		f, ok := exports[name]
 		if !ok {
-			return refuse("does not export the required entry point %q", name)
-		}
-		if err := sameSignature(f, nil, []api.ValueType{api.ValueTypeI32}); err != nil {
-			return refuse("entry point %q has the wrong type: %v", name, err)
+			refuse("does not export the required entry point %q", name)
+		} else if err := sameSignature(f, nil, []api.ValueType{api.ValueTypeI32}); err != nil {
+			refuse("entry point %q has the wrong type: %v", name, err)
 		}
 	}
 	for _, name := range optionalExports {
 		if f, ok := exports[name]; ok {
 			if err := sameSignature(f, nil, []api.ValueType{api.ValueTypeI32}); err != nil {
-				return refuse("entry point %q has the wrong type: %v", name, err)
+				refuse("entry point %q has the wrong type: %v", name, err)
 			}
 		}
 	}
 	if _, ok := exports["_start"]; ok {
 		if _, ok := exports["_initialize"]; !ok {
-			return refuse("is a WASI command (exports _start); build it as a reactor with -buildmode=c-shared")
+			refuse("is a WASI command (exports _start); build it as a reactor (Go: -buildmode=c-shared; " +
+				"C: -mexec-model=reactor)")
 		}
 	}
 	if _, ok := m.ExportedMemories()["memory"]; !ok {
-		return refuse("does not export its memory as \"memory\"")
+		refuse("does not export its memory as \"memory\"")
 	}
-	return nil
+	if len(problems) == 0 {
+		return nil
+	}
+	return &LoadError{Path: path, Reason: strings.Join(problems, "; "), Problems: problems}
+}
+
+// wasiHint names the likely cause of a WASI import outside the subset: a guest library that
+// reaches for files or sockets, which a plugin never has.
+func wasiHint(name string) string {
+	switch {
+	case strings.HasPrefix(name, "sock_"):
+		return " (sockets: something in the plugin opens network connections, in Go usually net/http or " +
+			"net; a plugin reaches OpenStack only through extism:host/user.openstack_request, in Go the pdk's client)"
+	case strings.HasPrefix(name, "path_") || name == "fd_readdir" || name == "fd_filestat_get" || name == "fd_pread":
+		return " (file system: something in the plugin opens files, in Go usually net/http, net or crypto/x509, " +
+			"which read /etc/hosts, resolv.conf and TLS roots, or os file functions; a plugin has no files and " +
+			"reaches OpenStack only through extism:host/user.openstack_request, in Go the pdk's client)"
+	}
+	return ""
 }
 
 func sameSignature(f api.FunctionDefinition, params, results []api.ValueType) error {

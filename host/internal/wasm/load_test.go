@@ -70,7 +70,7 @@ func TestStructurallyBadModulesAreRefusedBeforeInstantiation(t *testing.T) {
 			Imports: []wasmtest.Func{{Module: "extism:host/env", Name: "alloc", Params: []byte{wasmtest.I32}, Results: []byte{wasmtest.I32}}}},
 			"imports extism:host/env.alloc with the wrong type: have (i32) -> (i32), want (i64) -> (i64)"},
 		{"command module", wasmtest.Module{Memory: true, Exports: append(without("_initialize"), wasmtest.Func{Name: "_start"})},
-			"is a WASI command (exports _start); build it as a reactor with -buildmode=c-shared"},
+			"is a WASI command (exports _start); build it as a reactor (Go: -buildmode=c-shared"},
 		{"no memory", wasmtest.Module{Exports: wasmtest.EntryPoints()}, `does not export its memory as "memory"`},
 	}
 	for _, c := range cases {
