@@ -48,6 +48,14 @@ type Metadata struct {
 	// HasPrune is set by Register when Prune is non-nil; setting it without a Prune handler is an
 	// error.
 	HasPrune bool `json:"has_prune"`
+	// Version is the plugin's release, e.g. "1.2.0" (no spaces, at most 64 bytes).
+	Version string `json:"version,omitempty"`
+	// Description says in one line what the plugin manages (at most 512 bytes, no line breaks).
+	Description string `json:"description,omitempty"`
+	// Source is where the plugin's code lives, e.g. a repository URL (no spaces, at most 512
+	// bytes). The host shows these three (`openstack-sync plugin inspect`, OCI annotations)
+	// and never acts on them.
+	Source string `json:"source,omitempty"`
 }
 
 // Grant allows calls to one OpenStack service. A request is allowed when its service equals

@@ -45,6 +45,11 @@ type metadataMessage struct {
 		WhenNoPrune string `json:"when_no_prune"`
 	} `json:"cleanup"`
 	HasPrune bool `json:"has_prune"`
+	// Version, Description and Source describe the build to operators (inspect, OCI
+	// annotations); the host never acts on them.
+	Version     string `json:"version,omitempty"`
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source,omitempty"`
 }
 
 type objectMessage struct {
@@ -117,7 +122,12 @@ var (
 	bindingPattern   = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
 )
 
-const maxNounBytes = 64
+const (
+	maxNounBytes        = 64
+	maxVersionBytes     = 64
+	maxDescriptionBytes = 512
+	maxSourceBytes      = 512
+)
 
 // checkNames refuses names the host could not safely repeat in logs, headers and messages.
 func (m *metadataMessage) checkNames() error {
@@ -128,10 +138,26 @@ func (m *metadataMessage) checkNames() error {
 		return fmt.Errorf("env_prefix %q is not an upper-case variable name (A-Z, 0-9, '_', at most 63)", cut(m.EnvPrefix))
 	case m.BindingName != "" && !bindingPattern.MatchString(m.BindingName):
 		return fmt.Errorf("binding_name %q is not a name of letters, digits, '-', '_' or '.', at most 63", cut(m.BindingName))
-	case len(m.Noun) > maxNounBytes || strings.IndexFunc(m.Noun, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+	case len(m.Noun) > maxNounBytes || !printable(m.Noun):
 		return fmt.Errorf("noun %q is not printable text of at most %d bytes", cut(m.Noun), maxNounBytes)
+	case len(m.Version) > maxVersionBytes || !word(m.Version):
+		return fmt.Errorf("version %q is not a word of printable characters of at most %d bytes", cut(m.Version), maxVersionBytes)
+	case len(m.Description) > maxDescriptionBytes || !printable(m.Description):
+		return fmt.Errorf("description %q is not printable text of at most %d bytes", cut(m.Description), maxDescriptionBytes)
+	case len(m.Source) > maxSourceBytes || !word(m.Source):
+		return fmt.Errorf("source %q is not a URL or reference of printable characters of at most %d bytes", cut(m.Source), maxSourceBytes)
 	}
 	return nil
+}
+
+// printable is text without control characters or line breaks.
+func printable(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
+}
+
+// word is printable text without spaces: a version, a URL, an image reference.
+func word(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) < 0
 }
 
 // cut shortens a refused name for its error message.

@@ -33,6 +33,9 @@ type Plugin struct {
 	nextID   atomic.Uint64
 
 	meta                   plugin.Metadata
+	declared               metadataMessage // as the module declared it, for Info
+	sha256                 string
+	size                   int
 	whenPrune, whenNoPrune plugin.CleanupPolicy
 	hasPrune, hasGroup     bool
 	grants                 grant.Set
@@ -78,6 +81,7 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.sha256, p.size = digest, len(wasmBytes)
 	if wasmBytes, err = limitStructure(path, wasmBytes); err != nil {
 		return nil, err
 	}
@@ -117,7 +121,7 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
 		"memory_limit_pages", o.MemoryLimitPages, "call_timeout", o.CallTimeout.String(), "pool_size", o.PoolSize,
-		"termination_checks", !o.TrustedNoInterrupt)
+		"termination_checks", !o.TrustedNoInterrupt, "version", p.declared.Version)
 	return p, nil
 }
 
@@ -154,6 +158,7 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 		return refuse("has_prune is true but the module does not export %q", EntryPrune)
 	}
 	p.hasPrune = m.HasPrune
+	p.declared = m
 	if p.whenPrune, p.whenNoPrune, err = m.cleanupPolicies(); err != nil {
 		return refuse("%v", err)
 	}

@@ -119,7 +119,8 @@ func TestGuestErrorsKeepReasonAndPermanence(t *testing.T) {
 // must not be able to make them huge or multi-line.
 func TestMetadataNamesAreChecked(t *testing.T) {
 	ok := metadataMessage{Name: "neutron-router-flavors", Noun: "router flavor", EnvPrefix: "NEUTRON_ROUTER_FLAVOR",
-		BindingName: "neutron-router-flavors"}
+		BindingName: "neutron-router-flavors", Version: "v1.4.0-rc.1+g3e1f", Description: "Router flavors, from CRs",
+		Source: "oci://registry.example/plugins/flavors@sha256:0123"}
 	require.NoError(t, ok.checkNames())
 	probe := metadataMessage{Name: "openstack-probe", EnvPrefix: "OPENSTACK_PROBE"}
 	require.NoError(t, probe.checkNames(), "a probe has no binding or noun")
@@ -128,14 +129,19 @@ func TestMetadataNamesAreChecked(t *testing.T) {
 		edit func(*metadataMessage)
 		want string
 	}{
-		"huge name":           {func(m *metadataMessage) { m.Name = strings.Repeat("a", 1<<20) }, "name \"aaaa"},
-		"name with a newline": {func(m *metadataMessage) { m.Name = "x\ny" }, "is not a lower-case DNS label"},
-		"upper-case name":     {func(m *metadataMessage) { m.Name = "Widgets" }, "is not a lower-case DNS label"},
-		"prefix with =":       {func(m *metadataMessage) { m.EnvPrefix = "A=B" }, "env_prefix \"A=B\" is not an upper-case variable name"},
-		"lower-case prefix":   {func(m *metadataMessage) { m.EnvPrefix = "widget" }, "env_prefix"},
-		"binding with space":  {func(m *metadataMessage) { m.BindingName = "a b" }, "binding_name"},
-		"huge noun":           {func(m *metadataMessage) { m.Noun = strings.Repeat("n", 65) }, "noun"},
-		"noun with a newline": {func(m *metadataMessage) { m.Noun = "a\nb" }, "noun"},
+		"huge name":                  {func(m *metadataMessage) { m.Name = strings.Repeat("a", 1<<20) }, "name \"aaaa"},
+		"name with a newline":        {func(m *metadataMessage) { m.Name = "x\ny" }, "is not a lower-case DNS label"},
+		"upper-case name":            {func(m *metadataMessage) { m.Name = "Widgets" }, "is not a lower-case DNS label"},
+		"prefix with =":              {func(m *metadataMessage) { m.EnvPrefix = "A=B" }, "env_prefix \"A=B\" is not an upper-case variable name"},
+		"lower-case prefix":          {func(m *metadataMessage) { m.EnvPrefix = "widget" }, "env_prefix"},
+		"binding with space":         {func(m *metadataMessage) { m.BindingName = "a b" }, "binding_name"},
+		"huge noun":                  {func(m *metadataMessage) { m.Noun = strings.Repeat("n", 65) }, "noun"},
+		"noun with a newline":        {func(m *metadataMessage) { m.Noun = "a\nb" }, "noun"},
+		"version with a space":       {func(m *metadataMessage) { m.Version = "1.0 beta" }, "version \"1.0 beta\" is not a word"},
+		"huge version":               {func(m *metadataMessage) { m.Version = strings.Repeat("1", 65) }, "version"},
+		"description with a newline": {func(m *metadataMessage) { m.Description = "a\nb" }, "description"},
+		"huge description":           {func(m *metadataMessage) { m.Description = strings.Repeat("d", 513) }, "description"},
+		"source with a tab":          {func(m *metadataMessage) { m.Source = "https://x\ty" }, "source"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
