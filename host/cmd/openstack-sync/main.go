@@ -20,6 +20,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugincmd"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
@@ -33,6 +34,8 @@ commands:
           run one plugin as a shell-operator hook
   demo [--plugins DIR] [--examples DIR]
           complete hook passes against an in-process cloud and Kubernetes
+  plugin inspect|verify ...
+          look into a plugin module without a cluster (openstack-sync plugin help)
   version print the version
 `
 
@@ -53,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return hook.Main(ctx, deps(), args[1:], os.LookupEnv, stdout, stderr)
 	case "demo":
 		return demo.Main(ctx, args[1:], stdout, stderr)
+	case "plugin":
+		return plugincmd.Main(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "openstack-sync", versionString())
 		return hook.ExitOK

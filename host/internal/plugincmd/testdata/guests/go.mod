@@ -1,0 +1,10 @@
+module github.com/openstack-sync/openstack-sync/host/internal/plugincmd/testdata/guests
+
+go 1.26
+
+require (
+	github.com/extism/go-pdk v1.1.3
+	github.com/openstack-sync/openstack-sync/pdk v0.0.0
+)
+
+replace github.com/openstack-sync/openstack-sync/pdk => ../../../../../pdk
