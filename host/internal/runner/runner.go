@@ -100,8 +100,12 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	}
 
 	if failures > 0 || len(plan.Unreadable) > 0 {
-		rn.Log.Error(fmt.Sprintf("Skipping %s prune; %d failed to reconcile and %d could not be read",
-			rn.noun, failures, len(plan.Unreadable)), "kind", rn.Config.Kind)
+		// Only a policy that prunes has a prune to skip: a plugin without one is told what failed.
+		what := "Skipping %s prune; %d failed to reconcile and %d could not be read"
+		if !policy.RunsPrune() {
+			what = "Finished reconciling %s(s) with errors; %d failed to reconcile and %d could not be read"
+		}
+		rn.Log.Error(fmt.Sprintf(what, rn.noun, failures, len(plan.Unreadable)), "kind", rn.Config.Kind)
 		if !policy.UsesFinalizer() {
 			// Such a finalizer guards no cleanup; holding it would only wedge the CR in Terminating.
 			rn.release(ctx, plan.Deleted)

@@ -377,6 +377,16 @@ func TestReleasePerPolicy(t *testing.T) {
 				assert.Equal(t, []any{"x/y"}, e.finalizers("gone2"), "other finalizers stay")
 			}
 			assert.Len(t, e.plugin.Pruned(), tt.pruned)
+			if tt.failCR {
+				// Only a policy with a prune step has a prune to skip.
+				skipped := "Skipping widget prune; 1 failed to reconcile"
+				if tt.policy.RunsPrune() {
+					assert.Contains(t, e.logs.String(), skipped)
+				} else {
+					assert.NotContains(t, e.logs.String(), skipped)
+					assert.Contains(t, e.logs.String(), "Finished reconciling widget(s) with errors; 1 failed to reconcile and 0 could not be read")
+				}
+			}
 			// Release comes after the prune it depends on.
 			entries := e.journal.Entries()
 			lastPrune, firstRelease := -1, len(entries)
