@@ -1,5 +1,5 @@
 // Package plugincmd is `openstack-sync plugin ...`: the commands a plugin author and an operator
-// run on a module file (inspect, verify) and on a registry (push, pull), without a cluster.
+// run on a module file (inspect, verify) and on an OCI registry (push, pull), without a cluster.
 package plugincmd
 
 import (
@@ -31,6 +31,10 @@ commands:
           what the module declares (name, version, grants, cleanup, ABI) and is made of
   verify [--sha256 DIGEST] [--grants FILE] FILE...
           run every load-time check; exit 1 naming each problem
+  push [--insecure] FILE REF
+          store a module that passes verify in an OCI registry; prints REF@sha256:<manifest digest>
+  pull [--insecure] [-o FILE] [--sha256 MODULE_DIGEST] [--allow-tag] REF@sha256:<digest>
+          fetch a pushed module, pinned by its manifest digest unless --allow-tag
 `
 
 // Main runs one plugin command.
@@ -44,6 +48,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return inspect(ctx, args[1:], stdout, stderr)
 	case "verify":
 		return verify(ctx, args[1:], stdout, stderr)
+	case "push":
+		return push(ctx, args[1:], stdout, stderr)
+	case "pull":
+		return pull(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
