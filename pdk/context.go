@@ -76,5 +76,5 @@ func (c *Context) Logf(level LogLevel, format string, args ...any) {
 
 // OpenStack returns a client for one catalog service type, e.g. "network" or "baremetal".
 func (c *Context) OpenStack(service string) *ServiceClient {
-	return &ServiceClient{host: c.host, service: service}
+	return &ServiceClient{host: c.host, cache: c.cache, service: service}
 }

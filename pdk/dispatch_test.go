@@ -161,7 +161,7 @@ func TestServiceClientTypedErrorsAndEncoding(t *testing.T) {
 
 	err := net.Get("v2.0/missing", nil, nil)
 	assert.True(t, IsNotFound(err))
-	assert.EqualError(t, err, "GET network v2.0/missing: HTTP 404: Flavor x could not be found")
+	assert.EqualError(t, err, "GET v2.0/missing: HTTP 404 Not Found: Flavor x could not be found")
 
 	err = ctx.OpenStack("baremetal").Microversion("1.92").Patch("v1/runbooks/r", []map[string]string{{"op": "add"}}, nil)
 	assert.True(t, IsConflict(err))

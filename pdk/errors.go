@@ -51,7 +51,11 @@ func IsPermanent(err error) bool {
 
 // HostError is a request the host refused or could not complete: there is no HTTP response.
 type HostError struct {
-	// Kind is "grant_denied", "invalid_request", "unavailable" or "session".
+	// Kind says why: "grant_denied" (outside the plugin's grants, or the operator's narrowing),
+	// "invalid_request" (a request the host will not send: bad method, path, header, or no
+	// session in this entry point), "session" (the cloud could not be reached or refused the
+	// credentials; permanent when waiting will not help) or "too_large" (the response exceeds
+	// the host's size limit).
 	Kind    string
 	Message string
 	// IsPermanent is true when retrying cannot help (refused credentials, a missing grant).

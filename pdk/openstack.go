@@ -37,24 +37,54 @@ func (r *Response) DecodeJSON(out any) error {
 	return nil
 }
 
-// HTTPError is a non-2xx answer from OpenStack.
+// Status codes plugins act on. net/http is deliberately not imported: under wasip1 it links file
+// access (mime tables, time zones) that the host's WASI subset refuses.
+const (
+	StatusBadRequest   = 400
+	StatusUnauthorized = 401
+	StatusForbidden    = 403
+	StatusNotFound     = 404
+	StatusConflict     = 409
+)
+
+var statusText = map[int]string{
+	400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+	406: "Not Acceptable", 409: "Conflict", 413: "Request Entity Too Large", 422: "Unprocessable Entity",
+	429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
+	503: "Service Unavailable", 504: "Gateway Timeout",
+}
+
+// HTTPError is a non-2xx answer from OpenStack. Its text holds the method, the path, the status
+// with its standard text and the service's own explanation, and nothing that changes from one
+// attempt to the next (no request ids, no headers), so a failure that repeats reads the same in a
+// CR's status every run.
 type HTTPError struct {
 	StatusCode int
 	Service    string
 	Method     string
 	Path       string
-	// Message is the error text OpenStack returned (NeutronError, Ironic faultstring, ...), or
-	// a short excerpt of the body.
+	// Message is the service's explanation, taken from its error body (ErrorMessage).
 	Message string
-	Body    []byte
+	// Body is the raw error body.
+	Body []byte
 }
 
 func (e *HTTPError) Error() string {
-	s := fmt.Sprintf("%s %s %s: HTTP %d", e.Method, e.Service, e.Path, e.StatusCode)
-	if e.Message != "" {
-		s += ": " + e.Message
+	text := fmt.Sprintf("%s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	if reason := statusText[e.StatusCode]; reason != "" {
+		text += " " + reason
 	}
-	return s
+	if e.Message != "" {
+		text += ": " + e.Message
+	}
+	return text
+}
+
+// NewHTTPError builds the error for a non-2xx answer to method path of service, reading the
+// explanation out of body with ErrorMessage.
+func NewHTTPError(service, method, path string, status int, body []byte) *HTTPError {
+	return &HTTPError{StatusCode: status, Service: service, Method: method, Path: path,
+		Message: ErrorMessage(body), Body: body}
 }
 
 // StatusCode returns the HTTP status carried by err (an *HTTPError in its chain), or 0.
@@ -67,19 +97,30 @@ func StatusCode(err error) int {
 }
 
 // IsNotFound reports whether err is an HTTP 404 from OpenStack.
-func IsNotFound(err error) bool { return StatusCode(err) == 404 }
+func IsNotFound(err error) bool { return StatusCode(err) == StatusNotFound }
 
 // IsConflict reports whether err is an HTTP 409 from OpenStack.
-func IsConflict(err error) bool { return StatusCode(err) == 409 }
+func IsConflict(err error) bool { return StatusCode(err) == StatusConflict }
+
+// IsRefused reports whether err is an HTTP 401 or 403 from OpenStack: the credentials or the
+// service's policy said no, which waiting will not change.
+func IsRefused(err error) bool {
+	s := StatusCode(err)
+	return s == StatusUnauthorized || s == StatusForbidden
+}
 
 // ServiceClient sends requests to one OpenStack service.
 type ServiceClient struct {
 	host         Host
+	cache        map[string]any
 	service      string
 	microversion string
 }
 
-// Microversion returns a client that sends v as the service's microversion.
+// Service returns the catalog service type the client talks to.
+func (s *ServiceClient) Service() string { return s.service }
+
+// Microversion returns a client that sends v as the service's microversion ("" sends none).
 func (s *ServiceClient) Microversion(v string) *ServiceClient {
 	c := *s
 	c.microversion = v
@@ -101,78 +142,52 @@ func (s *ServiceClient) Do(req Request) (*Response, error) {
 
 // Get sends GET path?query and decodes a 2xx JSON body into out (when out is non-nil).
 func (s *ServiceClient) Get(path string, query url.Values, out any) error {
-	return s.call("GET", path, query, nil, out)
+	return s.Call("GET", path, query, nil, out)
+}
+
+// Head sends HEAD path?query; only the status matters.
+func (s *ServiceClient) Head(path string, query url.Values) error {
+	return s.Call("HEAD", path, query, nil, nil)
 }
 
 // Post sends body as JSON and decodes a 2xx JSON body into out (when out is non-nil).
 func (s *ServiceClient) Post(path string, body, out any) error {
-	return s.call("POST", path, nil, body, out)
+	return s.Call("POST", path, nil, body, out)
 }
 
 // Put sends body as JSON and decodes a 2xx JSON body into out (when out is non-nil).
 func (s *ServiceClient) Put(path string, body, out any) error {
-	return s.call("PUT", path, nil, body, out)
+	return s.Call("PUT", path, nil, body, out)
 }
 
 // Patch sends body as JSON (e.g. an Ironic JSON patch list) and decodes a 2xx JSON body into out.
 func (s *ServiceClient) Patch(path string, body, out any) error {
-	return s.call("PATCH", path, nil, body, out)
+	return s.Call("PATCH", path, nil, body, out)
 }
 
 // Delete sends DELETE path?query and decodes a 2xx JSON body into out (when out is non-nil).
 func (s *ServiceClient) Delete(path string, query url.Values, out any) error {
-	return s.call("DELETE", path, query, nil, out)
+	return s.Call("DELETE", path, query, nil, out)
 }
 
-func (s *ServiceClient) call(method, path string, query url.Values, body, out any) error {
+// Call sends one request: path is relative to the service endpoint ("v2.0/flavors"), body (when
+// not nil) is sent as JSON and a 2xx answer is decoded into out (when out is not nil). Any other
+// status is an *HTTPError; a request the host could not send is its *HostError, wrapped with the
+// method and path.
+func (s *ServiceClient) Call(method, path string, query url.Values, body, out any) error {
+	method = strings.ToUpper(method)
 	resp, err := s.Do(Request{Method: method, Path: path, Query: query, Body: body})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &HTTPError{StatusCode: resp.StatusCode, Service: s.service, Method: method, Path: path,
-			Message: errorMessage(resp.Body), Body: resp.Body}
+		return NewHTTPError(s.service, method, path, resp.StatusCode, resp.Body)
 	}
 	if out == nil || len(resp.Body) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return fmt.Errorf("%s %s %s: decoding response: %w", method, s.service, path, err)
+		return fmt.Errorf("%s %s: unreadable answer: %w", method, path, err)
 	}
 	return nil
-}
-
-// errorMessage pulls the human message out of the error bodies OpenStack services return, so an
-// HTTPError reads well in a CR's status and stays stable between runs.
-func errorMessage(body []byte) string {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) == nil {
-		// Neutron: {"NeutronError": {"type", "message", "detail"}}; Keystone/Nova: {"error": {"message"}}
-		for _, k := range []string{"NeutronError", "error", "badRequest", "itemNotFound", "conflictingRequest", "forbidden"} {
-			var inner struct {
-				Message string `json:"message"`
-			}
-			if raw, ok := fields[k]; ok && json.Unmarshal(raw, &inner) == nil && inner.Message != "" {
-				return inner.Message
-			}
-		}
-		// Ironic: {"error_message": "{\"faultstring\": ...}"}
-		if raw, ok := fields["error_message"]; ok {
-			var s string
-			if json.Unmarshal(raw, &s) == nil {
-				var fault struct {
-					Faultstring string `json:"faultstring"`
-				}
-				if json.Unmarshal([]byte(s), &fault) == nil && fault.Faultstring != "" {
-					return fault.Faultstring
-				}
-				return s
-			}
-		}
-	}
-	s := strings.TrimSpace(string(body))
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }

@@ -7,6 +7,7 @@ package pdktest
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 
@@ -44,6 +45,9 @@ type Options struct {
 	Script []Exchange
 	// Handler answers requests once Script is used up (or when it is empty).
 	Handler func(req *pdk.Request) (*pdk.Response, error)
+	// Cloud answers requests once Script is used up when Handler is nil: a stateful fake cloud
+	// written against Call, with its answer encoded as JSON.
+	Cloud Cloud
 	// Cache is the group cache the Context starts with (a new map when nil).
 	Cache map[string]any
 }
@@ -62,8 +66,32 @@ type Host struct {
 	mu       sync.Mutex
 	next     int
 	requests []pdk.Request
+	calls    []Call
 	logs     []LogLine
 }
+
+// Call is one recorded request as a fake cloud sees it: the body is the JSON the plugin sent.
+type Call struct {
+	Service      string
+	Method       string
+	Path         string
+	Query        url.Values
+	Microversion string
+	// Body is the JSON the plugin sent, nil when it sent none.
+	Body []byte
+}
+
+// String renders "METHOD path?query" for assertions and messages.
+func (c Call) String() string {
+	if len(c.Query) == 0 {
+		return c.Method + " " + c.Path
+	}
+	return c.Method + " " + c.Path + "?" + c.Query.Encode()
+}
+
+// Cloud plays OpenStack for a test: it answers a call with a status and a body that is encoded as
+// JSON (nil for none; []byte and json.RawMessage are sent as is).
+type Cloud func(c Call) (status int, body any)
 
 // New returns a Context backed by a fake host configured by opts.
 func New(t testing.TB, opts Options) *pdk.Context {
@@ -105,6 +133,50 @@ func (h *Host) Requests() []pdk.Request {
 	return append([]pdk.Request(nil), h.requests...)
 }
 
+// Calls returns every request the plugin sent, as a fake cloud saw it, in order.
+func (h *Host) Calls() []Call {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Call(nil), h.calls...)
+}
+
+// Lines renders every request as "METHOD path?query".
+func (h *Host) Lines() []string {
+	var out []string
+	for _, c := range h.Calls() {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// Writes returns the requests that could change the cloud (anything but GET and HEAD).
+func (h *Host) Writes() []Call {
+	var w []Call
+	for _, c := range h.Calls() {
+		if c.Method != "GET" && c.Method != "HEAD" {
+			w = append(w, c)
+		}
+	}
+	return w
+}
+
+// WriteLines renders the writes as "METHOD path?query" and, in the same order, the JSON bodies
+// they sent: the two lists a reconcile test holds its expected writes against.
+func (h *Host) WriteLines() (lines, bodies []string) {
+	for _, w := range h.Writes() {
+		lines = append(lines, w.String())
+		bodies = append(bodies, string(w.Body))
+	}
+	return lines, bodies
+}
+
+// Reset forgets the recorded requests (not the logs, nor the position in the script).
+func (h *Host) Reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.requests, h.calls = h.requests[:0], h.calls[:0]
+}
+
 // Logs returns every message the plugin logged, in order.
 func (h *Host) Logs() []LogLine {
 	h.mu.Lock()
@@ -129,14 +201,21 @@ func (h *Host) Log(level pdk.LogLevel, msg string) {
 // OpenStack implements pdk.Host.
 func (h *Host) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	h.t.Helper()
-	h.mu.Lock()
-	h.requests = append(h.requests, *req)
-	h.mu.Unlock()
+	call := Call{Service: req.Service, Method: req.Method, Path: req.Path, Query: req.Query, Microversion: req.Microversion}
+	var bodyErr error
 	if req.Body != nil {
 		// The real host sends JSON only: fail here too rather than in production.
-		if _, err := bodyBytes(req.Body); err != nil {
-			return nil, err
+		call.Body, bodyErr = bodyBytes(req.Body)
+		if bodyErr == nil && !json.Valid(call.Body) {
+			bodyErr = fmt.Errorf("%s %s %s: body is not valid JSON", req.Method, req.Service, req.Path)
 		}
+	}
+	h.mu.Lock()
+	h.requests = append(h.requests, *req)
+	h.calls = append(h.calls, call)
+	h.mu.Unlock()
+	if bodyErr != nil {
+		return nil, bodyErr
 	}
 	if h.opts.Grants != nil && !allowed(h.opts.Grants, req) {
 		return nil, &pdk.HostError{Kind: "grant_denied", IsPermanent: true,
@@ -153,8 +232,12 @@ func (h *Host) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	if h.opts.Handler != nil {
 		return h.opts.Handler(req)
 	}
+	if h.opts.Cloud != nil {
+		status, body := h.opts.Cloud(call)
+		return JSON(status, body), nil
+	}
 	h.t.Errorf("pdktest: unexpected OpenStack request %s %s %s", req.Method, req.Service, req.Path)
-	return nil, &pdk.HostError{Kind: "unavailable", Message: "pdktest: no scripted answer for " + req.Method + " " + req.Path}
+	return nil, &pdk.HostError{Kind: "session", Message: "pdktest: no scripted answer for " + req.Method + " " + req.Path}
 }
 
 func (h *Host) answer(ex Exchange, req *pdk.Request) (*pdk.Response, error) {
@@ -219,4 +302,34 @@ func Reconcile(ctx *pdk.Context, p *pdk.Plugin, obj pdk.Object, spec any) (*pdk.
 		return nil, fmt.Errorf("pdktest.Reconcile: encoding spec: %w", err)
 	}
 	return p.Reconcile(ctx, &pdk.ReconcileRequest{Object: obj, Spec: raw})
+}
+
+// ReportConvergedRequests runs reconcileGroup once per benchmark iteration with h's record reset,
+// fails the benchmark when a run writes (the group is meant to be converged already) and reports
+// the requests one run cost as requests/group.
+func ReportConvergedRequests(b *testing.B, h *Host, reconcileGroup func() error) {
+	b.Helper()
+	requests := 0
+	for b.Loop() {
+		h.Reset()
+		if err := reconcileGroup(); err != nil {
+			b.Fatal(err)
+		}
+		if w := h.Writes(); len(w) > 0 {
+			b.Fatalf("a converged group wrote: %v", w)
+		}
+		requests = len(h.Calls())
+	}
+	b.ReportMetric(float64(requests), "requests/group")
+}
+
+// NeutronFault is an error body in Neutron's shape ({"NeutronError": {...}}), for fake clouds.
+func NeutronFault(message string) any {
+	return map[string]any{"NeutronError": map[string]any{"type": "Fault", "message": message, "detail": ""}}
+}
+
+// IronicFault is an error body in Ironic's shape: error_message holds the JSON text of a fault.
+func IronicFault(message string) any {
+	inner, _ := json.Marshal(map[string]any{"faultstring": message, "debuginfo": nil})
+	return map[string]any{"error_message": string(inner)}
 }

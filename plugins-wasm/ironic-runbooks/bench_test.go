@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n runbooks and reports the
@@ -23,10 +23,10 @@ func BenchmarkConvergedGroup(b *testing.B) {
 				specs = append(specs, Spec{RunbookName: name, Public: true, Traits: []string{name},
 					Steps: []any{map[string]any{"interface": "raid", "step": "x", "order": float64(1)}}})
 			}
-			svc := f.service()
+			c, h := f.client(b, nil)
 			f.asked = traitsVersion
-			a := api{svc: svc, ver: traitsVersion}
-			osapitest.ReportConvergedRequests(b, svc, func() error {
+			a := api{svc: c.Microversion(traitsVersion.String()), ver: traitsVersion}
+			pdktest.ReportConvergedRequests(b, h, func() error {
 				for _, s := range specs {
 					if _, err := reconcile(a, s); err != nil {
 						return err

@@ -12,19 +12,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 // fakeIronic holds runbooks and applies the rules of the real service that matter here: runbooks
 // by name or uuid, JSON patch with "add", traits and descriptions only at 1.112, 409 for runbooks
 // marked in use, and marker pagination with a "next" link.
 type fakeIronic struct {
-	max      string
-	asked    version // the microversion the plugin chose; the fake refuses what it does not allow
-	runbooks []map[string]any
-	inUse    map[string]bool
-	pageSize int
-	nextID   int
+	max   string
+	asked pdk.APIVersion // the microversion of the last versioned request; the fake refuses what it does not allow
+	// intercept, when set, answers a request before the fake does (ok true).
+	intercept func(c pdktest.Call) (status int, body any, ok bool)
+	runbooks  []map[string]any
+	inUse     map[string]bool
+	pageSize  int
+	nextID    int
 }
 
 func newFakeIronic(t *testing.T, max string) *fakeIronic {
@@ -36,7 +39,16 @@ func newFakeIronic(t *testing.T, max string) *fakeIronic {
 	return f
 }
 
-func (f *fakeIronic) service() *osapitest.Service { return &osapitest.Service{Handle: f.handle} }
+// client returns a baremetal client answered by f through a pdktest host that enforces the
+// plugin's grants, with cache as the group cache.
+func (f *fakeIronic) client(t testing.TB, cache map[string]any) (*pdk.ServiceClient, *pdktest.Host) {
+	ctx := f.context(t, cache, nil)
+	return ctx.OpenStack("baremetal"), pdktest.Of(t, ctx)
+}
+
+func (f *fakeIronic) context(t testing.TB, cache map[string]any, config map[string]string) *pdk.Context {
+	return pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cache: cache, Config: config, Cloud: f.handle})
+}
 
 func (f *fakeIronic) find(id string) map[string]any {
 	for _, rb := range f.runbooks {
@@ -55,7 +67,7 @@ func fault(msg string) any {
 func (f *fakeIronic) view(rb map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range rb {
-		if (k == "traits" || k == "description") && f.asked.less(traitsVersion) {
+		if (k == "traits" || k == "description") && f.asked.Less(traitsVersion) {
 			continue
 		}
 		out[k] = v
@@ -63,7 +75,19 @@ func (f *fakeIronic) view(rb map[string]any) map[string]any {
 	return out
 }
 
-func (f *fakeIronic) handle(r osapitest.Request) (int, any) {
+func (f *fakeIronic) handle(r pdktest.Call) (int, any) {
+	if r.Microversion != "" {
+		v, err := pdk.ParseAPIVersion(r.Microversion)
+		if err != nil {
+			return http.StatusNotAcceptable, fault(err.Error())
+		}
+		f.asked = v
+	}
+	if f.intercept != nil {
+		if status, body, ok := f.intercept(r); ok {
+			return status, body
+		}
+	}
 	if r.Path == "/" {
 		return http.StatusOK, map[string]any{
 			"name":            "OpenStack Ironic API",
@@ -82,7 +106,7 @@ func (f *fakeIronic) handle(r osapitest.Request) (int, any) {
 	case rest == "" && r.Method == http.MethodPost:
 		var body map[string]any
 		_ = json.Unmarshal(r.Body, &body)
-		if f.asked.less(traitsVersion) {
+		if f.asked.Less(traitsVersion) {
 			for _, k := range []string{"description", "traits"} {
 				if _, ok := body[k]; ok {
 					return http.StatusBadRequest, fault("Unknown attribute for argument runbook: " + k)
@@ -117,7 +141,7 @@ func (f *fakeIronic) handle(r osapitest.Request) (int, any) {
 			if !slices.Contains([]string{"extra", "name", "steps", "description", "public", "owner"}, key) {
 				return http.StatusBadRequest, fault("Cannot patch " + op.Path)
 			}
-			if key == "description" && f.asked.less(traitsVersion) {
+			if key == "description" && f.asked.Less(traitsVersion) {
 				return http.StatusBadRequest, fault("description needs 1.112")
 			}
 			var v any
@@ -140,7 +164,7 @@ func (f *fakeIronic) handle(r osapitest.Request) (int, any) {
 		f.runbooks = slices.DeleteFunc(f.runbooks, func(x map[string]any) bool { return x["uuid"] == rb["uuid"] })
 		return http.StatusNoContent, nil
 	case len(parts) == 2 && parts[1] == "traits" && r.Method == http.MethodPut:
-		if f.asked.less(traitsVersion) {
+		if f.asked.Less(traitsVersion) {
 			return http.StatusNotFound, fault("The requested version does not support runbook traits")
 		}
 		rb := f.find(parts[0])
@@ -157,7 +181,7 @@ func (f *fakeIronic) handle(r osapitest.Request) (int, any) {
 	return http.StatusMethodNotAllowed, fault("no route " + r.String())
 }
 
-func (f *fakeIronic) list(r osapitest.Request) (int, any) {
+func (f *fakeIronic) list(r pdktest.Call) (int, any) {
 	limit, _ := strconv.Atoi(r.Query.Get("limit"))
 	if limit <= 0 || limit > f.pageSize {
 		limit = f.pageSize
@@ -178,13 +202,13 @@ func (f *fakeIronic) list(r osapitest.Request) (int, any) {
 	return http.StatusOK, resp
 }
 
-// connectFake discovers the version like the plugin does and tells the fake what was chosen.
-func connectFake(t *testing.T, f *fakeIronic) (api, *osapitest.Service) {
+// connectFake negotiates the version like the plugin does and forgets the requests that took.
+func connectFake(t *testing.T, f *fakeIronic) (api, *pdktest.Host) {
 	t.Helper()
-	svc := f.service()
-	ver, err := discoverVersion(svc)
+	c, h := f.client(t, nil)
+	ver, err := c.NegotiateMicroversion("v1", runbooksVersion, newestKnown)
 	require.NoError(t, err)
 	f.asked = ver
-	svc.Reset()
-	return api{svc: svc, ver: ver}, svc
+	h.Reset()
+	return api{svc: c.Microversion(ver.String()), ver: ver}, h
 }

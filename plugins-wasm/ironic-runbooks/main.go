@@ -9,7 +9,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
 var metadata = pdk.Metadata{
@@ -33,26 +32,19 @@ func init() {
 
 func main() {}
 
-const cacheKey = "ironic-api"
-
-// connect returns the Ironic client at the group's microversion, discovering the version once
-// per group cache. Only the version is cached: a client belongs to the Context it came from.
+// connect returns the Ironic client at the group's microversion. The PDK negotiates it once per
+// group (the answer is kept in the group cache); a client belongs to the Context it came from.
 func connect(ctx *pdk.Context) (api, error) {
 	client := ctx.OpenStack("baremetal")
-	ver, ok := ctx.Cache()[cacheKey].(version)
-	if !ok {
-		var err error
-		ver, err = discoverVersion(osapi.FromPDK(client))
-		if err != nil {
-			var ce *configError
-			if errors.As(err, &ce) {
-				return api{}, pdk.Permanent(pdk.WithReason("IronicTooOld", err))
-			}
-			return api{}, err
+	ver, err := client.NegotiateMicroversion("v1", runbooksVersion, newestKnown)
+	if err != nil {
+		var me *pdk.MicroversionError
+		if errors.As(err, &me) {
+			return api{}, pdk.Permanent(pdk.WithReason("IronicTooOld", err))
 		}
-		ctx.Cache()[cacheKey] = ver
+		return api{}, err
 	}
-	return api{svc: osapi.FromPDK(client.Microversion(ver.String())), ver: ver}, nil
+	return api{svc: client.Microversion(ver.String()), ver: ver}, nil
 }
 
 // waitForAPI checks the microversion, then lists one runbook so a policy refusal surfaces before
@@ -62,8 +54,8 @@ func waitForAPI(ctx *pdk.Context) error {
 	if err != nil {
 		return err
 	}
-	err = a.svc.Call("GET", runbooksPath, url.Values{"detail": {"true"}, "limit": {"1"}}, nil, nil)
-	if osapi.IsRefused(err) {
+	err = a.svc.Get(runbooksPath, url.Values{"detail": {"true"}, "limit": {"1"}}, nil)
+	if pdk.IsRefused(err) {
 		return pdk.Permanent(fmt.Errorf("Ironic refused to list runbooks: %w", err))
 	}
 	return err

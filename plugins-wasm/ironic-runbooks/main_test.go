@@ -9,7 +9,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
 )
 
 var obj = pdk.Object{Kind: "IronicRunbook", Namespace: "openstack", Name: "bios"}
@@ -23,19 +22,10 @@ func TestMetadata(t *testing.T) {
 	assert.True(t, p.Metadata.HasPrune)
 }
 
-// fakeHost wires the fake Ironic to a pdktest host that enforces the plugin's grants and lets the
-// fake see the microversion each request carries.
+// fakeHost wires the fake Ironic to a pdktest host that enforces the plugin's grants; the fake
+// sees the microversion each request carries.
 func fakeHost(t *testing.T, f *fakeIronic, cache map[string]any, config map[string]string) *pdk.Context {
-	handle := osapitest.PDKHandler(f.handle)
-	return pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cache: cache, Config: config,
-		Handler: func(req *pdk.Request) (*pdk.Response, error) {
-			if req.Microversion != "" {
-				v, err := parseVersion(req.Microversion)
-				require.NoError(t, err)
-				f.asked = v
-			}
-			return handle(req)
-		}})
+	return f.context(t, cache, config)
 }
 
 func TestReconcileThroughThePDKUsesTheDiscoveredMicroversion(t *testing.T) {

@@ -3,10 +3,9 @@ package main
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+	"github.com/openstack-sync/openstack-sync/pdk"
 )
 
 // pruneOutcome says what a prune did, for the caller to log.
@@ -16,33 +15,13 @@ type pruneOutcome struct {
 	Unowned []string
 }
 
-// list reads every runbook with marker pagination. It follows Ironic's "next" link rather than
-// stopping at a short page, because Ironic may cap a page below the limit asked for.
+// list reads every runbook, following Ironic's "next" links.
 func (a api) list() ([]runbook, error) {
-	var all []runbook
-	marker := ""
-	for {
-		q := url.Values{"detail": {"true"}, "limit": {strconv.Itoa(osapi.PageSize)}}
-		if marker != "" {
-			q.Set("marker", marker)
-		}
-		var page struct {
-			Runbooks []runbook `json:"runbooks"`
-			Next     string    `json:"next"`
-		}
-		if err := a.svc.Call("GET", runbooksPath, q, nil, &page); err != nil {
-			return nil, fmt.Errorf("list runbooks: %w", err)
-		}
-		all = append(all, page.Runbooks...)
-		if page.Next == "" || len(page.Runbooks) == 0 {
-			return all, nil
-		}
-		last := page.Runbooks[len(page.Runbooks)-1].UUID
-		if last == "" || last == marker {
-			return nil, fmt.Errorf("list runbooks: a page with a next link ends in a runbook without a new uuid")
-		}
-		marker = last
+	all, err := pdk.ListIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, func(r *runbook) string { return r.UUID })
+	if err != nil {
+		return nil, fmt.Errorf("list runbooks: %w", err)
 	}
+	return all, nil
 }
 
 // prune deletes owned runbooks that no desired spec names. A delete Ironic refuses with 409 (the
@@ -74,11 +53,11 @@ func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error)
 			failed = append(failed, fmt.Sprintf("%s: listed without a uuid", rb.Name))
 			continue
 		}
-		err := a.svc.Call("DELETE", runbookPath(rb.UUID), nil, nil, nil)
+		err := a.svc.Delete(runbookPath(rb.UUID), nil, nil)
 		switch {
-		case err == nil, osapi.IsNotFound(err):
+		case err == nil, pdk.IsNotFound(err):
 			out.Deleted = append(out.Deleted, rb.Name)
-		case osapi.IsConflict(err):
+		case pdk.IsConflict(err):
 			kept = append(kept, fmt.Sprintf("%s (%s)", rb.Name, err))
 		default:
 			failed = append(failed, fmt.Sprintf("%s: %s", rb.Name, err))

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
 const runbooksPath = "v1/runbooks"
@@ -191,19 +191,19 @@ func stepSet(steps []step) []string {
 
 // api is the Ironic endpoint at the microversion chosen for the group.
 type api struct {
-	svc osapi.Service
-	ver version
+	svc *pdk.ServiceClient
+	ver pdk.APIVersion
 }
 
-func (a api) traitsSupported() bool { return !a.ver.less(traitsVersion) }
+func (a api) traitsSupported() bool { return !a.ver.Less(traitsVersion) }
 
 func runbookPath(id string) string { return runbooksPath + "/" + url.PathEscape(id) }
 
 // get returns the runbook named name, or nil when Ironic has none.
 func (a api) get(name string) (*runbook, error) {
 	var rb runbook
-	err := a.svc.Call("GET", runbookPath(name), nil, nil, &rb)
-	if osapi.IsNotFound(err) {
+	err := a.svc.Get(runbookPath(name), nil, &rb)
+	if pdk.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -287,14 +287,14 @@ func (a api) create(s Spec, steps []step) (*runbook, error) {
 		body["description"] = s.Description
 	}
 	var rb runbook
-	if err := a.svc.Call("POST", runbooksPath, nil, body, &rb); err != nil {
+	if err := a.svc.Post(runbooksPath, body, &rb); err != nil {
 		switch {
-		case osapi.IsConflict(err):
+		case pdk.IsConflict(err):
 			// The GET said absent, so the runbook exists where these credentials cannot see it.
 			return nil, fmt.Errorf("create runbook %q: a runbook of that name exists but is not visible to these credentials "+
 				"(owned by another project and not public); use system-scoped credentials (system_scope: all) or set "+
 				"spec.owner to the credentials' project: %w", s.RunbookName, err)
-		case s.Public && osapi.StatusCode(err) == osapi.StatusForbidden:
+		case s.Public && pdk.StatusCode(err) == pdk.StatusForbidden:
 			return nil, fmt.Errorf("create runbook %q: only a system-scoped token may create a public runbook; "+
 				"use credentials with system_scope: all: %w", s.RunbookName, err)
 		}
@@ -347,8 +347,8 @@ func (a api) update(cur *runbook, s Spec, steps []step) error {
 		return fmt.Errorf("runbook %q came back without a uuid, so it cannot be updated", s.RunbookName)
 	}
 	var rb runbook
-	if err := a.svc.Call("PATCH", runbookPath(cur.UUID), nil, ops, &rb); err != nil {
-		if s.Public && !cur.Public && osapi.StatusCode(err) == osapi.StatusForbidden {
+	if err := a.svc.Patch(runbookPath(cur.UUID), ops, &rb); err != nil {
+		if s.Public && !cur.Public && pdk.StatusCode(err) == pdk.StatusForbidden {
 			return fmt.Errorf("update runbook %q (%s): only a system-scoped token may make a runbook public; "+
 				"use credentials with system_scope: all: %w", s.RunbookName, cur.UUID, err)
 		}
@@ -373,7 +373,7 @@ func (a api) syncTraits(cur *runbook, s Spec) error {
 	if want == nil {
 		want = []string{}
 	}
-	if err := a.svc.Call("PUT", runbookPath(cur.UUID)+"/traits", nil, map[string]any{"traits": want}, nil); err != nil {
+	if err := a.svc.Put(runbookPath(cur.UUID)+"/traits", map[string]any{"traits": want}, nil); err != nil {
 		return fmt.Errorf("set traits of runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
 	}
 	cur.Traits = want

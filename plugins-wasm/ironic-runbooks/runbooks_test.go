@@ -8,40 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
 )
-
-func TestDiscoverVersion(t *testing.T) {
-	cases := []struct {
-		max  string
-		want string
-		err  string
-	}{
-		{max: "1.96", want: "1.96"},
-		{max: "1.112", want: "1.112"},
-		{max: "1.130", want: "1.112"},
-		{max: "1.92", want: "1.92"},
-		{max: "1.91", err: "Ironic supports API microversion 1.91 but this plugin requires 1.92"},
-		{max: "latest", err: "Ironic reported an unusable API microversion 'latest'"},
-		{max: "one.two", err: "unreadable API microversion"},
-		{max: "", err: "Could not determine the Ironic API microversion"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.max, func(t *testing.T) {
-			f := &fakeIronic{max: tc.max}
-			v, err := discoverVersion(f.service())
-			if tc.err != "" {
-				require.ErrorContains(t, err, tc.err)
-				var ce *configError
-				assert.ErrorAs(t, err, &ce, "a version the plugin cannot use is a configuration error")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, v.String())
-		})
-	}
-}
 
 // bios is the spec matching CUSTOM_BIOS_DEFAULTS in testdata, with its steps listed in another
 // order than Ironic holds them.
@@ -228,29 +197,29 @@ func TestReconcile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeIronic(t, tc.max)
-			a, svc := connectFake(t, f)
+			a, h := connectFake(t, f)
 			notes, err := reconcile(a, tc.spec())
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				var ve *invalidspec.Error
 				assert.ErrorAs(t, err, &ve)
-				assert.Empty(t, svc.Requests, "a spec that can never converge costs no request")
+				assert.Empty(t, h.Calls(), "a spec that can never converge costs no request")
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, notes)
-			writes, bodies := svc.WriteLines()
+			writes, bodies := h.WriteLines()
 			assert.Equal(t, tc.writes, writes)
 			assert.Equal(t, tc.bodies, bodies)
 			if tc.check != nil {
 				tc.check(t, f)
 			}
 			// The second pass is converged: exactly one GET, no write, the same notes.
-			svc.Reset()
+			h.Reset()
 			again, err := reconcile(a, tc.spec())
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, again)
-			assert.Equal(t, []string{"GET v1/runbooks/" + tc.spec().RunbookName}, svc.Lines())
+			assert.Equal(t, []string{"GET v1/runbooks/" + tc.spec().RunbookName}, h.Lines())
 		})
 	}
 }
@@ -267,12 +236,9 @@ func TestCreateRefusalsSayWhatToChange(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeIronic(t, "1.96")
-			a, svc := connectFake(t, f)
-			svc.Handle = func(r osapitest.Request) (int, any) {
-				if r.Method == "POST" {
-					return tc.status, fault("refused")
-				}
-				return f.handle(r)
+			a, _ := connectFake(t, f)
+			f.intercept = func(r pdktest.Call) (int, any, bool) {
+				return tc.status, fault("refused"), r.Method == "POST"
 			}
 			s := bios()
 			s.RunbookName = "CUSTOM_NEW"
@@ -337,7 +303,7 @@ func TestPrune(t *testing.T) {
 			for _, n := range tc.inUse {
 				f.inUse[n] = true
 			}
-			a, svc := connectFake(t, f)
+			a, h := connectFake(t, f)
 			out, err := prune(a, tc.desired, tc.authoritative)
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
@@ -346,7 +312,7 @@ func TestPrune(t *testing.T) {
 			}
 			assert.Equal(t, tc.deleted, out.Deleted)
 			assert.Equal(t, tc.unowned, out.Unowned)
-			assert.Equal(t, tc.requests, svc.Lines())
+			assert.Equal(t, tc.requests, h.Lines())
 		})
 	}
 }
@@ -360,12 +326,12 @@ func TestPruneFollowsNextLinksPastShortPages(t *testing.T) {
 			"extra": map[string]any{markerOwner: markerOwnerValue}, "steps": []any{},
 		})
 	}
-	a, svc := connectFake(t, f)
+	a, h := connectFake(t, f)
 	out, err := prune(a, []Spec{{RunbookName: "CUSTOM_BIOS_DEFAULTS"}}, false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"CUSTOM_ORPHAN", "CUSTOM_GEN_0", "CUSTOM_GEN_1", "CUSTOM_GEN_2", "CUSTOM_GEN_3", "CUSTOM_GEN_4"}, out.Deleted)
 	lists := 0
-	for _, r := range svc.Requests {
+	for _, r := range h.Calls() {
 		if r.Method == "GET" {
 			lists++
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n router flavors and reports
@@ -22,9 +22,9 @@ func BenchmarkConvergedGroup(b *testing.B) {
 					"description": flavorMarker, "service_profiles": []any{"p" + name}})
 				specs = append(specs, Spec{Name: name, ServiceProfiles: []ProfileSpec{{Driver: singleNode, MetaInfo: map[string]any{"resource_class": name}}}})
 			}
-			svc := f.service()
+			svc, h := f.service(b)
 			rec := &recorder{}
-			osapitest.ReportConvergedRequests(b, svc, func() error {
+			pdktest.ReportConvergedRequests(b, h, func() error {
 				st := newState(svc)
 				for _, s := range specs {
 					if _, err := reconcile(st, s, rec.log); err != nil {

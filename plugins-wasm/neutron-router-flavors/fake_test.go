@@ -11,7 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 // fakeNeutron holds flavors, service profiles and routers with the rules of the real service the
@@ -33,7 +34,12 @@ func loadFake(t *testing.T) *fakeNeutron {
 	return f
 }
 
-func (f *fakeNeutron) service() *osapitest.Service { return &osapitest.Service{Handle: f.handle} }
+// service returns a network client answered by f through a pdktest host that enforces the
+// plugin's grants.
+func (f *fakeNeutron) service(t testing.TB) (*pdk.ServiceClient, *pdktest.Host) {
+	ctx := pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cloud: f.handle})
+	return ctx.OpenStack("network"), pdktest.Of(t, ctx)
+}
 
 func find(items []map[string]any, id string) map[string]any {
 	for _, it := range items {
@@ -61,15 +67,15 @@ func ids(fl map[string]any) []string {
 	return out
 }
 
-func body(r osapitest.Request, key string) map[string]any {
+func body(r pdktest.Call, key string) map[string]any {
 	var b map[string]map[string]any
 	_ = json.Unmarshal(r.Body, &b)
 	return b[key]
 }
 
-func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
+func (f *fakeNeutron) handle(r pdktest.Call) (int, any) {
 	parts := strings.Split(r.Path, "/")
-	notFound := func() (int, any) { return http.StatusNotFound, osapitest.Fault(r.Path + " could not be found") }
+	notFound := func() (int, any) { return http.StatusNotFound, pdktest.NeutronFault(r.Path + " could not be found") }
 	switch {
 	case r.Path == flavorsPath && r.Method == http.MethodGet:
 		return http.StatusOK, map[string]any{"flavors": f.Flavors}
@@ -77,7 +83,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 		return http.StatusOK, map[string]any{"service_profiles": f.Profiles}
 	case r.Path == routersPath && r.Method == http.MethodGet:
 		if r.Query.Has("flavor_id") {
-			return http.StatusBadRequest, osapitest.Fault("flavor_id is not a valid filter") // as the real Neutron
+			return http.StatusBadRequest, pdktest.NeutronFault("flavor_id is not a valid filter") // as the real Neutron
 		}
 		return http.StatusOK, map[string]any{"routers": f.Routers}
 	case r.Path == flavorsPath && r.Method == http.MethodPost:
@@ -89,7 +95,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 	case r.Path == profilesPath && r.Method == http.MethodPost:
 		p := body(r, "service_profile")
 		if !strings.Contains(p["driver"].(string), "service_providers") {
-			return http.StatusNotFound, osapitest.Fault("Service Profile driver " + p["driver"].(string) + " could not be found.")
+			return http.StatusNotFound, pdktest.NeutronFault("Service Profile driver " + p["driver"].(string) + " could not be found.")
 		}
 		f.nextID++
 		p["id"] = fmt.Sprintf("p-new-%d", f.nextID)
@@ -111,7 +117,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 		case http.MethodDelete:
 			for _, rt := range f.Routers {
 				if rt["flavor_id"] == fl["id"] {
-					return http.StatusConflict, osapitest.Fault("Flavor " + parts[2] + " is used by some service instance.")
+					return http.StatusConflict, pdktest.NeutronFault("Flavor " + parts[2] + " is used by some service instance.")
 				}
 			}
 			f.Flavors = slices.DeleteFunc(f.Flavors, func(x map[string]any) bool { return x["id"] == fl["id"] })
@@ -127,7 +133,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 			return http.StatusOK, map[string]any{"service_profile": p}
 		case http.MethodPut:
 			if f.boundProfile(parts[2]) {
-				return http.StatusConflict, osapitest.Fault("Service Profile " + parts[2] + " is used by some service instance.")
+				return http.StatusConflict, pdktest.NeutronFault("Service Profile " + parts[2] + " is used by some service instance.")
 			}
 			for k, v := range body(r, "service_profile") {
 				p[k] = v
@@ -135,7 +141,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 			return http.StatusOK, map[string]any{"service_profile": p}
 		case http.MethodDelete:
 			if f.boundProfile(parts[2]) {
-				return http.StatusConflict, osapitest.Fault("Service Profile " + parts[2] + " is used by some service instance.")
+				return http.StatusConflict, pdktest.NeutronFault("Service Profile " + parts[2] + " is used by some service instance.")
 			}
 			f.Profiles = slices.DeleteFunc(f.Profiles, func(x map[string]any) bool { return x["id"] == p["id"] })
 			return http.StatusNoContent, nil
@@ -147,7 +153,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 		}
 		pid := body(r, "service_profile")["id"].(string)
 		if slices.Contains(ids(fl), pid) {
-			return http.StatusConflict, osapitest.Fault("Service Profile " + pid + " is already associated with flavor " + parts[2])
+			return http.StatusConflict, pdktest.NeutronFault("Service Profile " + pid + " is already associated with flavor " + parts[2])
 		}
 		fl["service_profiles"] = append(fl["service_profiles"].([]any), pid)
 		// The real Neutron answers with the flavor's id here, not the profile's.
@@ -166,5 +172,5 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 		fl["service_profiles"] = keep
 		return http.StatusNoContent, nil
 	}
-	return http.StatusMethodNotAllowed, osapitest.Fault("no route " + r.String())
+	return http.StatusMethodNotAllowed, pdktest.NeutronFault("no route " + r.String())
 }

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
 const (
@@ -166,7 +166,7 @@ func markedDescription(desc string) string {
 // each read by one paginated list the first time a CR needs it and kept current by the plugin's
 // own writes. A converged group therefore costs two lists however many CRs it has.
 type state struct {
-	svc      osapi.Service
+	svc      *pdk.ServiceClient
 	flavors  []flavor
 	profiles []profile
 	loaded   bool
@@ -191,7 +191,7 @@ func (st *state) canonUserMeta(p profile) string {
 	return c
 }
 
-func newState(svc osapi.Service) *state { return &state{svc: svc} }
+func newState(svc *pdk.ServiceClient) *state { return &state{svc: svc} }
 
 func (st *state) load() error {
 	if st.loaded {
@@ -209,34 +209,18 @@ func (st *state) load() error {
 	return nil
 }
 
-func listFlavors(svc osapi.Service) ([]flavor, error) {
-	raws, err := osapi.ListNeutron(svc, flavorsPath, "flavors", nil)
+func listFlavors(svc *pdk.ServiceClient) ([]flavor, error) {
+	out, err := pdk.ListNeutron(svc, flavorsPath, "flavors", nil, func(f *flavor) string { return f.ID })
 	if err != nil {
 		return nil, fmt.Errorf("list flavors: %w", err)
-	}
-	out := make([]flavor, 0, len(raws))
-	for _, raw := range raws {
-		var f flavor
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return nil, fmt.Errorf("list flavors: unreadable item: %w", err)
-		}
-		out = append(out, f)
 	}
 	return out, nil
 }
 
-func listProfiles(svc osapi.Service) ([]profile, error) {
-	raws, err := osapi.ListNeutron(svc, profilesPath, "service_profiles", nil)
+func listProfiles(svc *pdk.ServiceClient) ([]profile, error) {
+	out, err := pdk.ListNeutron(svc, profilesPath, "service_profiles", nil, func(p *profile) string { return p.ID })
 	if err != nil {
 		return nil, fmt.Errorf("list service profiles: %w", err)
-	}
-	out := make([]profile, 0, len(raws))
-	for _, raw := range raws {
-		var p profile
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, fmt.Errorf("list service profiles: unreadable item: %w", err)
-		}
-		out = append(out, p)
 	}
 	return out, nil
 }
@@ -376,7 +360,7 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 			Profile profile `json:"service_profile"`
 		}
 		err := st.svc.Call("PUT", profilesPath+"/"+url.PathEscape(unownedMatch.ID), nil, map[string]any{"service_profile": body}, &resp)
-		if osapi.IsConflict(err) {
+		if pdk.IsConflict(err) {
 			return profile{}, nil, fmt.Errorf("service profile %s matches but is bound to a flavor, so Neutron will not let it be adopted; "+
 				"unbind it from its flavor or delete it, then the next run adopts or replaces it: %w", unownedMatch.ID, err)
 		}
@@ -472,7 +456,7 @@ func (st *state) bind(f flavor, want []string, log logf) error {
 		// Neutron answers with the flavor's id in service_profile.id, so the answer is not read.
 		err := st.svc.Call("POST", flavorsPath+"/"+url.PathEscape(f.ID)+"/service_profiles", nil,
 			map[string]any{"service_profile": map[string]any{"id": id}}, nil)
-		if err != nil && !osapi.IsConflict(err) {
+		if err != nil && !pdk.IsConflict(err) {
 			return fmt.Errorf("bind service profile %s to flavor %q: %w", id, f.Name, err)
 		}
 		bound = append(bound, id)
@@ -487,7 +471,7 @@ func (st *state) bind(f flavor, want []string, log logf) error {
 				Profile profile `json:"service_profile"`
 			}
 			err := st.svc.Call("GET", profilesPath+"/"+url.PathEscape(id), nil, nil, &resp)
-			if osapi.IsNotFound(err) {
+			if pdk.IsNotFound(err) {
 				continue
 			}
 			if err != nil {
@@ -501,9 +485,9 @@ func (st *state) bind(f flavor, want []string, log logf) error {
 		}
 		err := st.svc.Call("DELETE", flavorsPath+"/"+url.PathEscape(f.ID)+"/service_profiles/"+url.PathEscape(id), nil, nil, nil)
 		switch {
-		case err == nil, osapi.IsNotFound(err):
+		case err == nil, pdk.IsNotFound(err):
 			bound = slices.DeleteFunc(bound, func(x string) bool { return x == id })
-		case osapi.IsConflict(err):
+		case pdk.IsConflict(err):
 			log("router flavor %s: Neutron refused to unbind service profile %s (left bound): %v", f.Name, id, err)
 		default:
 			return fmt.Errorf("unbind service profile %s from flavor %q: %w", id, f.Name, err)

@@ -153,7 +153,7 @@ func TestReconcile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := loadFake(t)
-			svc := f.service()
+			svc, h := f.service(t)
 			st := newState(svc)
 			rec := &recorder{}
 			notes, err := reconcile(st, tc.spec(), rec.log)
@@ -163,32 +163,32 @@ func TestReconcile(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, notes)
-			writes, bodies := svc.WriteLines()
+			writes, bodies := h.WriteLines()
 			assert.Equal(t, tc.writes, writes)
 			assert.Equal(t, tc.bodies, bodies)
 			if tc.check != nil {
 				tc.check(t, f)
 			}
 			// Converged now: a fresh group (new cache) reads the two lists and writes nothing.
-			svc.Reset()
+			h.Reset()
 			again, err := reconcile(newState(svc), tc.spec(), rec.log)
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, again)
-			assert.Equal(t, lists, svc.Lines())
+			assert.Equal(t, lists, h.Lines())
 		})
 	}
 }
 
 func TestManyCRsShareTheGroupLists(t *testing.T) {
 	f := loadFake(t)
-	svc := f.service()
+	svc, h := f.service(t)
 	st := newState(svc)
 	rec := &recorder{}
 	for range 3 {
 		_, err := reconcile(st, asa(), rec.log)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, lists, svc.Lines())
+	assert.Equal(t, lists, h.Lines())
 }
 
 func TestPrune(t *testing.T) {
@@ -241,7 +241,7 @@ func TestPrune(t *testing.T) {
 			for _, id := range tc.routers {
 				f.Routers = append(f.Routers, map[string]any{"id": "r-" + id, "flavor_id": id})
 			}
-			svc := f.service()
+			svc, h := f.service(t)
 			rec := &recorder{}
 			err := prune(svc, tc.desired, tc.authoritative, tc.mode, rec.log)
 			if tc.err != "" {
@@ -249,10 +249,10 @@ func TestPrune(t *testing.T) {
 			} else {
 				require.NoError(t, err)
 			}
-			writes, _ := svc.WriteLines()
+			writes, _ := h.WriteLines()
 			assert.Equal(t, tc.writes, writes)
 			routerLists := 0
-			for _, r := range svc.Requests {
+			for _, r := range h.Calls() {
 				if r.Path == routersPath {
 					routerLists++
 				}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
 var metadata = pdk.Metadata{
@@ -33,7 +32,7 @@ func init() {
 
 func main() {}
 
-func network(ctx *pdk.Context) osapi.Service { return osapi.FromPDK(ctx.OpenStack("network")) }
+func network(ctx *pdk.Context) *pdk.ServiceClient { return ctx.OpenStack("network") }
 
 func logger(ctx *pdk.Context, level pdk.LogLevel) logf {
 	return func(format string, args ...any) { ctx.Logf(level, format, args...) }
@@ -43,10 +42,10 @@ func logger(ctx *pdk.Context, level pdk.LogLevel) logf {
 // flavors extension) or a policy refusal will not change by waiting.
 func waitForAPI(ctx *pdk.Context) error {
 	err := network(ctx).Call("GET", flavorsPath, url.Values{"limit": {"1"}}, nil, nil)
-	switch osapi.StatusCode(err) {
-	case osapi.StatusNotFound:
+	switch pdk.StatusCode(err) {
+	case pdk.StatusNotFound:
 		return pdk.Permanent(fmt.Errorf("Neutron has no flavors API (enable the flavors service plugin): %w", err))
-	case osapi.StatusForbidden, osapi.StatusUnauthorized:
+	case pdk.StatusForbidden, pdk.StatusUnauthorized:
 		return pdk.Permanent(fmt.Errorf("Neutron refused to list flavors: %w", err))
 	}
 	return err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
 )
 
 var obj = pdk.Object{Kind: "NeutronRouterFlavor", Namespace: "openstack", Name: "asa"}
@@ -27,7 +26,7 @@ func host(t *testing.T, f *fakeNeutron, config map[string]string) *pdk.Context {
 }
 
 func hostWithCache(t *testing.T, f *fakeNeutron, config map[string]string, cache map[string]any) *pdk.Context {
-	return pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Config: config, Cache: cache, Handler: osapitest.PDKHandler(f.handle)})
+	return pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Config: config, Cache: cache, Cloud: f.handle})
 }
 
 func TestAGroupSharesItsListsAcrossCRs(t *testing.T) {

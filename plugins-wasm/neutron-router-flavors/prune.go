@@ -1,13 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
+	"github.com/openstack-sync/openstack-sync/pdk"
 )
 
 // pruneMode is what PRUNE asks of the plugin.
@@ -24,7 +23,7 @@ const (
 
 // pruner carries one prune's bookkeeping.
 type pruner struct {
-	svc      osapi.Service
+	svc      *pdk.ServiceClient
 	log      logf
 	bindings map[string]int // profile id -> number of flavors it is bound to
 	kept     []string       // flavors still present
@@ -35,22 +34,22 @@ type pruner struct {
 	routersErr error
 }
 
+// routerFlavor is the part of a router prune reads.
+type routerFlavor struct {
+	ID       string  `json:"id"`
+	FlavorID *string `json:"flavor_id"`
+}
+
 func (pr *pruner) routersUsing(flavorID string) (int, error) {
 	if pr.routers == nil && pr.routersErr == nil {
-		raws, err := osapi.ListNeutron(pr.svc, routersPath, "routers", url.Values{"fields": {"id", "flavor_id"}})
+		routers, err := pdk.ListNeutron(pr.svc, routersPath, "routers", url.Values{"fields": {"id", "flavor_id"}},
+			func(r *routerFlavor) string { return r.ID })
 		if err != nil {
 			pr.routersErr = fmt.Errorf("list routers: %w", err)
 			return 0, pr.routersErr
 		}
 		pr.routers = map[string]int{}
-		for _, raw := range raws {
-			var r struct {
-				FlavorID *string `json:"flavor_id"`
-			}
-			if err := json.Unmarshal(raw, &r); err != nil {
-				pr.routersErr = fmt.Errorf("list routers: unreadable item: %w", err)
-				return 0, pr.routersErr
-			}
+		for _, r := range routers {
 			if r.FlavorID != nil {
 				pr.routers[*r.FlavorID]++
 			}
@@ -62,7 +61,7 @@ func (pr *pruner) routersUsing(flavorID string) (int, error) {
 // prune deletes what no desired spec claims. Flavors are only deleted in full mode, only with the
 // marker, only when no router uses them; a profile is only deleted when owned and bound to no
 // flavor at all (of any service type).
-func prune(svc osapi.Service, desired []Spec, authoritativeEmpty bool, mode pruneMode, log logf) error {
+func prune(svc *pdk.ServiceClient, desired []Spec, authoritativeEmpty bool, mode pruneMode, log logf) error {
 	if mode == full && len(desired) == 0 && !authoritativeEmpty {
 		log("skipping router flavor prune: no desired router flavors and the empty set is not authoritative")
 		return nil
@@ -151,10 +150,10 @@ func (pr *pruner) deleteFlavor(f flavor) bool {
 	}
 	err = pr.svc.Call("DELETE", flavorsPath+"/"+url.PathEscape(f.ID), nil, nil, nil)
 	switch {
-	case err == nil, osapi.IsNotFound(err):
+	case err == nil, pdk.IsNotFound(err):
 		pr.log("deleted router flavor %s: no NeutronRouterFlavor claims it", f.Name)
 		return true
-	case osapi.IsConflict(err):
+	case pdk.IsConflict(err):
 		pr.log("keeping router flavor %s: %v", f.Name, err)
 		pr.kept = append(pr.kept, fmt.Sprintf("%s (in use)", f.Name))
 	default:
@@ -170,7 +169,7 @@ func (pr *pruner) deleteProfile(id string) {
 	}
 	err := pr.svc.Call("DELETE", profilesPath+"/"+url.PathEscape(id), nil, nil, nil)
 	switch {
-	case err == nil, osapi.IsNotFound(err):
+	case err == nil, pdk.IsNotFound(err):
 		pr.log("deleted service profile %s: owned and bound to no flavor", id)
 	default:
 		pr.log("keeping service profile %s: %v", id, err)

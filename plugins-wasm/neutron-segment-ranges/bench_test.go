@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n CRs and reports the
@@ -20,8 +20,8 @@ func BenchmarkConvergedGroup(b *testing.B) {
 					"network_type": "vxlan", "physical_network": nil, "minimum": lo, "maximum": hi, "shared": true})
 				specs = append(specs, Spec{Name: fmt.Sprintf("r%d", i), NetworkType: "vxlan", Minimum: &lo, Maximum: &hi})
 			}
-			svc := &osapitest.Service{Handle: f.handle}
-			osapitest.ReportConvergedRequests(b, svc, func() error {
+			svc, h := f.service(b)
+			pdktest.ReportConvergedRequests(b, h, func() error {
 				idx, err := loadIndex(svc)
 				if err != nil {
 					return err

@@ -11,7 +11,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
 // metadata is what the host and operators learn about the plugin.
@@ -33,14 +32,14 @@ func init() {
 
 func main() {}
 
-func network(ctx *pdk.Context) osapi.Service { return osapi.FromPDK(ctx.OpenStack("network")) }
+func network(ctx *pdk.Context) *pdk.ServiceClient { return ctx.OpenStack("network") }
 
 // waitForAPI lists one segment range: it proves Neutron answers and that the credentials may read
 // segment ranges (admin-only by default policy), with the same grant reconcile needs. A policy
 // refusal will not go away by waiting, so it is permanent.
 func waitForAPI(ctx *pdk.Context) error {
 	err := network(ctx).Call("GET", rangesPath, map[string][]string{"limit": {"1"}}, nil, nil)
-	if osapi.IsRefused(err) {
+	if pdk.IsRefused(err) {
 		return pdk.Permanent(fmt.Errorf("Neutron refused to list segment ranges (the credentials need the admin role): %w", err))
 	}
 	return err

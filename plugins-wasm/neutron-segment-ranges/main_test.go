@@ -8,7 +8,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
 )
 
 var obj = pdk.Object{Kind: "NeutronSegmentRange", Namespace: "openstack", Name: "r"}
@@ -27,7 +26,7 @@ func TestReconcileThroughThePDK(t *testing.T) {
 	f := loadFake(t)
 	cache := map[string]any{}
 	newCtx := func() *pdk.Context {
-		return pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Handler: osapitest.PDKHandler(f.handle), Cache: cache})
+		return pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cloud: f.handle, Cache: cache})
 	}
 	spec := map[string]any{"name": "edge", "network_type": "vxlan", "minimum": 4000, "maximum": 4099}
 
@@ -54,14 +53,14 @@ func TestReconcileThroughThePDK(t *testing.T) {
 
 func TestWaitForAPIPolicyRefusalIsPermanent(t *testing.T) {
 	ctx := pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Script: []pdktest.Exchange{
-		{Service: "network", Method: "GET", Path: rangesPath, Status: 403, Body: osapitest.Fault("rule:get_network_segment_range is disallowed by policy")},
+		{Service: "network", Method: "GET", Path: rangesPath, Status: 403, Body: pdktest.NeutronFault("rule:get_network_segment_range is disallowed by policy")},
 	}})
 	err := pdk.Registered().WaitForAPI(ctx)
 	require.ErrorContains(t, err, "disallowed by policy")
 	assert.True(t, pdk.IsPermanent(err))
 
 	ctx = pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Script: []pdktest.Exchange{
-		{Service: "network", Method: "GET", Path: rangesPath, Status: 503, Body: osapitest.Fault("starting")},
+		{Service: "network", Method: "GET", Path: rangesPath, Status: 503, Body: pdktest.NeutronFault("starting")},
 	}})
 	err = pdk.Registered().WaitForAPI(ctx)
 	require.Error(t, err)

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
 const rangesPath = "v2.0/network_segment_ranges"
@@ -94,20 +93,12 @@ type index struct {
 	ranges []segmentRange
 }
 
-func loadIndex(svc osapi.Service) (*index, error) {
-	raws, err := osapi.ListNeutron(svc, rangesPath, "network_segment_ranges", nil)
+func loadIndex(svc *pdk.ServiceClient) (*index, error) {
+	ranges, err := pdk.ListNeutron(svc, rangesPath, "network_segment_ranges", nil, func(r *segmentRange) string { return r.ID })
 	if err != nil {
 		return nil, fmt.Errorf("list segment ranges: %w", err)
 	}
-	idx := &index{ranges: make([]segmentRange, 0, len(raws))}
-	for _, raw := range raws {
-		var r segmentRange
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("list segment ranges: unreadable item: %w", err)
-		}
-		idx.ranges = append(idx.ranges, r)
-	}
-	return idx, nil
+	return &index{ranges: ranges}, nil
 }
 
 // find returns the ranges the spec names: same name and, for an unshared range, same project.
@@ -138,7 +129,7 @@ func (idx *index) put(r segmentRange) {
 // reconcile converges one segment range. The Neutron range is found by its exact name, so an
 // out-of-band range of that name is adopted; it carries no marker because this plugin never
 // deletes.
-func reconcile(svc osapi.Service, idx *index, s Spec) error {
+func reconcile(svc *pdk.ServiceClient, idx *index, s Spec) error {
 	if err := s.validate(); err != nil {
 		return err
 	}
@@ -186,7 +177,7 @@ func reconcile(svc osapi.Service, idx *index, s Spec) error {
 	return nil
 }
 
-func create(svc osapi.Service, idx *index, s Spec) error {
+func create(svc *pdk.ServiceClient, idx *index, s Spec) error {
 	body := map[string]any{
 		"name":         s.Name,
 		"network_type": s.NetworkType,

@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi/osapitest"
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 // fakeNeutron holds segment ranges and applies Neutron's update rule: only name, description,
@@ -30,6 +31,13 @@ func loadFake(t *testing.T) *fakeNeutron {
 	return f
 }
 
+// service returns a network client answered by f through a pdktest host that enforces the
+// plugin's grants.
+func (f *fakeNeutron) service(t testing.TB) (*pdk.ServiceClient, *pdktest.Host) {
+	ctx := pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cloud: f.handle})
+	return ctx.OpenStack("network"), pdktest.Of(t, ctx)
+}
+
 func (f *fakeNeutron) byName(name string) []map[string]any {
 	var out []map[string]any
 	for _, r := range f.ranges {
@@ -40,7 +48,7 @@ func (f *fakeNeutron) byName(name string) []map[string]any {
 	return out
 }
 
-func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
+func (f *fakeNeutron) handle(r pdktest.Call) (int, any) {
 	switch {
 	case r.Method == http.MethodGet && r.Path == rangesPath:
 		return http.StatusOK, map[string]any{"network_segment_ranges": f.ranges}
@@ -49,7 +57,7 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 			Range map[string]any `json:"network_segment_range"`
 		}
 		if err := json.Unmarshal(r.Body, &body); err != nil {
-			return http.StatusBadRequest, osapitest.Fault(err.Error())
+			return http.StatusBadRequest, pdktest.NeutronFault(err.Error())
 		}
 		f.nextID++
 		body.Range["id"] = fmt.Sprintf("new-%d", f.nextID)
@@ -64,11 +72,11 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 			Range map[string]any `json:"network_segment_range"`
 		}
 		if err := json.Unmarshal(r.Body, &body); err != nil {
-			return http.StatusBadRequest, osapitest.Fault(err.Error())
+			return http.StatusBadRequest, pdktest.NeutronFault(err.Error())
 		}
 		for k := range body.Range {
 			if k != "name" && k != "description" && k != "minimum" && k != "maximum" {
-				return http.StatusBadRequest, osapitest.Fault("Cannot update read-only attribute " + k)
+				return http.StatusBadRequest, pdktest.NeutronFault("Cannot update read-only attribute " + k)
 			}
 		}
 		for _, cur := range f.ranges {
@@ -79,9 +87,9 @@ func (f *fakeNeutron) handle(r osapitest.Request) (int, any) {
 				return http.StatusOK, map[string]any{"network_segment_range": cur}
 			}
 		}
-		return http.StatusNotFound, osapitest.Fault("Network Segment Range " + id + " could not be found.")
+		return http.StatusNotFound, pdktest.NeutronFault("Network Segment Range " + id + " could not be found.")
 	}
-	return http.StatusNotFound, osapitest.Fault("no route for " + r.String())
+	return http.StatusNotFound, pdktest.NeutronFault("no route for " + r.String())
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -184,33 +192,33 @@ func TestReconcile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := loadFake(t)
-			svc := &osapitest.Service{Handle: f.handle}
+			svc, h := f.service(t)
 			idx, err := loadIndex(svc)
 			require.NoError(t, err)
 			err = reconcile(svc, idx, tc.spec)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
-				assert.Empty(t, svc.Writes(), "a failed reconcile must not write")
+				assert.Empty(t, h.Writes(), "a failed reconcile must not write")
 				return
 			}
 			require.NoError(t, err)
-			writes, bodies := svc.WriteLines()
+			writes, bodies := h.WriteLines()
 			assert.Equal(t, tc.writes, writes)
 			assert.Equal(t, tc.bodies, bodies)
 			if tc.check != nil {
 				tc.check(t, f)
 			}
 			// A second pass over the same cloud must find nothing left to do.
-			svc.Reset()
+			h.Reset()
 			require.NoError(t, reconcile(svc, idx, tc.spec))
-			assert.Empty(t, svc.Requests, "a converged range costs no request once the group's list is loaded")
+			assert.Empty(t, h.Calls(), "a converged range costs no request once the group's list is loaded")
 		})
 	}
 }
 
 func TestIndexIsOneListPerGroup(t *testing.T) {
 	f := loadFake(t)
-	svc := &osapitest.Service{Handle: f.handle}
+	svc, h := f.service(t)
 	idx, err := loadIndex(svc)
 	require.NoError(t, err)
 	for _, s := range []Spec{
@@ -220,5 +228,5 @@ func TestIndexIsOneListPerGroup(t *testing.T) {
 	} {
 		require.NoError(t, reconcile(svc, idx, s))
 	}
-	assert.Equal(t, []string{"GET " + rangesPath + "?limit=100"}, svc.Lines())
+	assert.Equal(t, []string{"GET " + rangesPath + "?limit=100"}, h.Lines())
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/osapi"
 )
 
 // tokensPath is Keystone's token resource; the host joins it to the identity endpoint whether or
@@ -35,9 +34,9 @@ func main() {}
 // accepts what the other plugins will send. A refusal is permanent: waiting will not fix
 // credentials.
 func validateToken(ctx *pdk.Context) error {
-	err := osapi.FromPDK(ctx.OpenStack("identity")).Call("HEAD", tokensPath, nil, nil, nil)
-	switch osapi.StatusCode(err) {
-	case osapi.StatusUnauthorized, osapi.StatusForbidden, osapi.StatusNotFound:
+	err := ctx.OpenStack("identity").Head(tokensPath, nil)
+	switch pdk.StatusCode(err) {
+	case pdk.StatusUnauthorized, pdk.StatusForbidden, pdk.StatusNotFound:
 		return pdk.Permanent(fmt.Errorf("Keystone did not accept the token: %w", err))
 	}
 	return err
