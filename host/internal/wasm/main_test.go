@@ -16,6 +16,9 @@ func tempDirOutsideTest() (string, error) {
 }
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(loadChildEnv); path != "" {
+		os.Exit(loadChild(path))
+	}
 	code := m.Run()
 	for _, f := range cleanup {
 		f()

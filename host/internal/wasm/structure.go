@@ -6,10 +6,11 @@ import (
 )
 
 // Structural limits a module must respect before the host compiles it. WebAssembly declares
-// tables, vectors and locals by count, and the decoder and runtime allocate what is declared: a
-// few bytes can ask the host for gigabytes, outside the linear memory limit. Real plugins are far
-// below these (a Go plugin has one table of about 7,000 entries and at most a few dozen locals
-// per function).
+// tables, vectors, strings and locals by count or size, and the decoder and compiler allocate
+// what is declared: a few bytes can ask the host for gigabytes, outside the linear memory limit.
+// Real plugins are far below these: the Go plugins of this repository (3.5-4.2 MB each) have at
+// most 2,550 functions, one table of about 7,000 entries, at most a few dozen locals per function
+// and at most 10,700 locals in all (docs/reliability.md, "Bounded load").
 const (
 	// maxTableEntries caps each table (8 bytes an entry on the host), at instantiation and when
 	// the guest grows it with table.grow.
@@ -17,60 +18,72 @@ const (
 	maxTables       = 4
 	// maxLocals caps the locals of one function.
 	maxLocals = 1 << 16
+	// maxModuleLocals caps the locals of all functions together: the compiler keeps state per
+	// local of every function it compiles, so 2,000 unused functions of 65,536 locals each (a
+	// valid 17 KB module) would cost a gigabyte on every run.
+	maxModuleLocals = 1 << 18
+	// maxFunctions caps the functions a module defines; every one costs the decoder and the
+	// compiler a fixed record however small its body.
+	maxFunctions = 1 << 16
 )
 
 // Section ids of the binary format.
 const (
 	sectionCustom    = 0
+	sectionType      = 1
+	sectionImport    = 2
+	sectionFunction  = 3
 	sectionTable     = 4
+	sectionMemory    = 5
+	sectionGlobal    = 6
+	sectionExport    = 7
 	sectionStart     = 8
 	sectionElement   = 9
 	sectionCode      = 10
+	sectionData      = 11
 	sectionDataCount = 12
 	sectionTag       = 13
 )
 
-// limitStructure refuses a module whose declared sizes would make the host allocate memory the
-// sandbox does not bound, and gives every table a maximum of at most maxTableEntries so
-// table.grow fails inside the guest instead of growing the host. Bytes it cannot parse are left
-// for the compiler to reject.
+var sectionNames = [...]string{"custom", "type", "import", "function", "table", "memory", "global",
+	"export", "start", "element", "code", "data", "data count", "tag"}
+
+// limitStructure refuses a module whose declared counts and sizes would make the host allocate
+// memory the sandbox does not bound, and gives every table a maximum of at most maxTableEntries
+// so table.grow fails inside the guest instead of growing the host.
+//
+// It walks every section the way the decoder will and checks every count and size against the
+// bytes that remain before the decoder sees it: each vector entry takes at least one byte and
+// each string or byte vector is as long as it says, so nothing the decoder allocates from a
+// declared number can exceed a small multiple of the module's own size. What it cannot read is
+// refused rather than left to the decoder, which would allocate first and fail after. Function
+// bodies' instructions are not walked: the compiler reads them from bytes already in memory.
 func limitStructure(path string, b []byte) ([]byte, error) {
 	refuse := func(format string, args ...any) error {
 		return &LoadError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
-	if len(b) < 8 {
-		return b, nil
+	if len(b) < 8 || string(b[:8]) != "\x00asm\x01\x00\x00\x00" {
+		return b, nil // the decoder refuses the header without allocating
 	}
+	s := &structure{}
 	out := append(make([]byte, 0, len(b)+16), b[:8]...)
 	for pos := 8; pos < len(b); {
 		id := b[pos]
-		size, n := binary.Uvarint(b[pos+1:])
-		if n <= 0 || size > uint64(len(b)-pos-1-n) {
-			return append(out, b[pos:]...), nil
+		size, n := uvarint32(b[pos+1:])
+		if n <= 0 {
+			return nil, refuse("section header at offset %d is malformed", pos)
+		}
+		if size > uint64(len(b)-pos-1-n) {
+			return nil, refuse("section %d at offset %d declares %d bytes but only %d remain", id, pos, size, len(b)-pos-1-n)
 		}
 		section := b[pos : pos+1+n+int(size)]
 		body := b[pos+1+n : pos+1+n+int(size)]
 		pos += len(section)
-		if id == sectionCustom {
-			if err := checkNameSection(body); err != nil {
-				return nil, refuse("custom section \"name\": %v", err)
-			}
+		if int(id) >= len(sectionNames) {
+			return nil, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(section))
 		}
-		// Every other known section is a vector; the start section is one function index.
-		if id == sectionCustom || id == sectionStart || id == sectionDataCount || id > sectionTag {
-			out = append(out, section...)
-			continue
-		}
-		count, n := binary.Uvarint(body)
-		// Every entry takes at least one byte, so a larger count is one the decoder would
-		// allocate for before finding the section too short.
-		if n > 0 && count > uint64(len(body)-n) {
-			return nil, refuse("section %d declares %d entries in %d bytes", id, count, len(body))
-		}
-		switch {
-		case n <= 0:
-		case id == sectionTable:
-			table, err := limitTables(body[n:], count)
+		if id == sectionTable {
+			table, err := limitTables(body)
 			if err != nil {
 				return nil, refuse("%v", err)
 			}
@@ -78,27 +91,124 @@ func limitStructure(path string, b []byte) ([]byte, error) {
 			out = binary.AppendUvarint(out, uint64(len(table)))
 			out = append(out, table...)
 			continue
-		case id == sectionCode:
-			if err := limitLocals(body[n:], count); err != nil {
-				return nil, refuse("%v", err)
+		}
+		if err := s.check(id, body); err != nil {
+			if id == sectionCustom {
+				return nil, refuse("custom section %v", err)
 			}
-		case id == sectionElement:
-			if err := checkElements(body[n:], count); err != nil {
-				return nil, refuse("%v", err)
-			}
+			return nil, refuse("%s section: %v", sectionNames[id], err)
 		}
 		out = append(out, section...)
 	}
 	return out, nil
 }
 
+// structure carries the module-wide totals across sections.
+type structure struct {
+	functions, locals uint64
+}
+
+func (s *structure) check(id byte, body []byte) error {
+	r := &reader{b: body}
+	var err error
+	switch id {
+	case sectionCustom:
+		return checkCustom(r)
+	case sectionStart, sectionDataCount:
+		r.leb()
+	case sectionType:
+		err = r.each("type", func(i uint64) error { return checkType(r) })
+	case sectionImport:
+		err = r.each("import", func(i uint64) error { return checkImport(r) })
+	case sectionFunction:
+		err = r.each("function", func(i uint64) error { r.leb(); return nil })
+	case sectionMemory:
+		err = r.each("memory", func(i uint64) error { r.limits(); return nil })
+	case sectionGlobal:
+		err = r.each("global", func(i uint64) error {
+			r.valType()
+			r.byte() // mutability
+			return skipConstExpr(r)
+		})
+	case sectionExport:
+		err = r.each("export", func(i uint64) error {
+			r.bytes()
+			r.byte() // kind
+			r.leb()
+			return nil
+		})
+	case sectionElement:
+		err = checkElements(r)
+	case sectionCode:
+		err = s.checkCode(r)
+	case sectionData:
+		err = r.each("data segment", func(i uint64) error { return checkData(r) })
+	case sectionTag:
+		err = r.each("tag", func(i uint64) error {
+			r.byte() // attribute
+			r.leb()
+			return nil
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if r.bad {
+		return fmt.Errorf("is malformed: an entry runs past the end of its %d bytes", len(body))
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("has %d bytes after its last entry", len(r.b))
+	}
+	return nil
+}
+
+// checkCode checks each function body's size and declared locals, and the module's totals.
+func (s *structure) checkCode(r *reader) error {
+	return r.each("function body", func(i uint64) error {
+		size := r.leb()
+		if r.bad || size > uint64(len(r.b)) {
+			return fmt.Errorf("function body %d declares %d bytes but only %d remain", i, size, len(r.b))
+		}
+		fn := &reader{b: r.b[:size]}
+		r.b = r.b[size:]
+		if s.functions++; s.functions > maxFunctions {
+			return fmt.Errorf("defines more than %d functions", maxFunctions)
+		}
+		var total uint64
+		err := fn.each(fmt.Sprintf("the locals of function body %d", i), func(uint64) error {
+			c := fn.leb()
+			fn.valType()
+			if c > maxLocals-total {
+				return fmt.Errorf("function body %d declares more than %d locals", i, maxLocals)
+			}
+			total += c
+			if s.locals += c; s.locals > maxModuleLocals {
+				return fmt.Errorf("function bodies declare more than %d locals in all", maxModuleLocals)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if fn.bad {
+			return fmt.Errorf("function body %d: its locals run past its %d bytes", i, size)
+		}
+		return nil
+	})
+}
+
 // limitTables checks a table section's entries and returns the section body with every maximum
 // capped. An entry it cannot read is refused: an encoding it does not know could carry a table
 // past the cap.
-func limitTables(b []byte, count uint64) ([]byte, error) {
+func limitTables(body []byte) ([]byte, error) {
+	count, n := uvarint32(body)
+	if n <= 0 {
+		return nil, fmt.Errorf("table section: malformed count")
+	}
 	if count > maxTables {
 		return nil, fmt.Errorf("declares %d tables; the host allows at most %d", count, maxTables)
 	}
+	b := body[n:]
 	out := binary.AppendUvarint(nil, count)
 	for i := range count {
 		if len(b) < 2 || (b[0] != 0x70 && b[0] != 0x6f) || b[1] > 1 {
@@ -106,14 +216,14 @@ func limitTables(b []byte, count uint64) ([]byte, error) {
 		}
 		refType, hasMax := b[0], b[1] == 1
 		b = b[2:]
-		minimum, n := binary.Uvarint(b)
+		minimum, n := uvarint32(b)
 		if n <= 0 {
 			return nil, fmt.Errorf("table %d has malformed limits", i)
 		}
 		b = b[n:]
 		maximum := uint64(maxTableEntries)
 		if hasMax {
-			declared, n := binary.Uvarint(b)
+			declared, n := uvarint32(b)
 			if n <= 0 {
 				return nil, fmt.Errorf("table %d has malformed limits", i)
 			}
@@ -128,50 +238,25 @@ func limitTables(b []byte, count uint64) ([]byte, error) {
 		out = binary.AppendUvarint(out, minimum)
 		out = binary.AppendUvarint(out, maximum)
 	}
-	return append(out, b...), nil
+	if len(b) != 0 {
+		return nil, fmt.Errorf("table section has %d bytes after its last entry", len(b))
+	}
+	return out, nil
 }
 
-// limitLocals checks the locals each function body declares.
-func limitLocals(b []byte, count uint64) error {
-	for i := range count {
-		size, n := binary.Uvarint(b)
-		if n <= 0 || size > uint64(len(b)-n) {
-			return nil
-		}
-		fn := b[n : n+int(size)]
-		b = b[n+int(size):]
-		decls, n := binary.Uvarint(fn)
-		if n <= 0 || decls > uint64(len(fn)-n) {
-			return nil
-		}
-		fn = fn[n:]
-		var total uint64
-		for range decls {
-			c, n := binary.Uvarint(fn)
-			if n <= 0 || n >= len(fn) {
-				return nil
-			}
-			if c > maxLocals-total {
-				return fmt.Errorf("function body %d declares more than %d locals", i, maxLocals)
-			}
-			total += c
-			typ := fn[n]
-			fn = fn[n+1:]
-			if typ == 0x63 || typ == 0x64 { // (ref null? ht): a LEB128 heap type follows
-				_, n := binary.Uvarint(fn)
-				if n <= 0 {
-					return nil
-				}
-				fn = fn[n:]
-			}
-		}
+// uvarint32 reads an unsigned LEB128 of at most 5 bytes, as the decoder reads every count and
+// size; a longer or overflowing one is malformed (n <= 0).
+func uvarint32(b []byte) (uint64, int) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || n > 5 || v > 1<<32-1 {
+		return 0, -1
 	}
-	return nil
+	return v, n
 }
 
 // reader walks a section the way the decoder will, so a count can be checked against the bytes
-// left before the decoder allocates for it. Any read past the end stops the walk: the decoder
-// stops at the same place, before anything further is allocated.
+// left before the decoder allocates for it. Any read past the end marks the walk bad, and the
+// section is refused.
 type reader struct {
 	b   []byte
 	bad bool
@@ -191,13 +276,23 @@ func (r *reader) leb() uint64 {
 	if r.bad {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b)
+	v, n := uvarint32(r.b)
 	if n <= 0 {
 		r.bad = true
 		return 0
 	}
 	r.b = r.b[n:]
 	return v
+}
+
+// sleb skips a signed LEB128 (constants, heap and block types) of up to 10 bytes.
+func (r *reader) sleb() {
+	for i := 0; i < 10; i++ {
+		if r.byte()&0x80 == 0 || r.bad {
+			return
+		}
+	}
+	r.bad = true
 }
 
 func (r *reader) skip(n uint64) {
@@ -208,53 +303,171 @@ func (r *reader) skip(n uint64) {
 	r.b = r.b[n:]
 }
 
+// bytes skips a length-prefixed byte string (a name or a data segment's contents).
+func (r *reader) bytes() {
+	r.skip(r.leb())
+}
+
 // count reads a vector count and reports whether it can be true: every entry takes a byte.
 func (r *reader) count(what string) (uint64, error) {
 	n := r.leb()
 	if !r.bad && n > uint64(len(r.b)) {
-		return 0, fmt.Errorf("%s declares %d entries in %d bytes", what, n, len(r.b))
+		return 0, fmt.Errorf("%s declares %d entries but only %d bytes remain", what, n, len(r.b))
 	}
 	return n, nil
 }
 
-// checkNameSection checks the counts of the "name" custom section, which the decoder reads to
-// name functions and locals: function names (1) and local names (2); other subsections are
-// skipped by their size, as the decoder does.
-func checkNameSection(body []byte) error {
-	r := &reader{b: body}
-	if name := r.leb(); r.bad || name != 4 || len(r.b) < 4 || string(r.b[:4]) != "name" {
+// each reads a vector count, checks it against the bytes left and calls f for every entry until
+// one fails or the walk runs out of bytes.
+func (r *reader) each(what string, f func(i uint64) error) error {
+	n, err := r.count(what)
+	if err != nil {
+		return err
+	}
+	for i := uint64(0); i < n && !r.bad; i++ {
+		if err := f(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// valType skips a value type: one byte, or a reference prefix and its heap type.
+func (r *reader) valType() {
+	if t := r.byte(); t == 0x63 || t == 0x64 {
+		r.sleb()
+	}
+}
+
+// limits skips memory or table limits (flags 0-3: with or without a maximum, shared or not).
+func (r *reader) limits() {
+	flags := r.byte()
+	if flags > 3 {
+		r.bad = true
+		return
+	}
+	r.leb()
+	if flags&1 != 0 {
+		r.leb()
+	}
+}
+
+// checkType checks one function type, or a recursion group of them.
+func checkType(r *reader) error {
+	functype := func() error {
+		if r.byte() != 0x60 && !r.bad {
+			return fmt.Errorf("has a type that is not a function type")
+		}
+		for _, what := range []string{"the parameters of a type", "the results of a type"} {
+			if err := r.each(what, func(uint64) error { r.valType(); return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(r.b) > 0 && r.b[0] == 0x4e { // recursion group
+		r.byte()
+		return r.each("a recursion group", func(uint64) error { return functype() })
+	}
+	return functype()
+}
+
+func checkImport(r *reader) error {
+	r.bytes() // module
+	r.bytes() // name
+	switch kind := r.byte(); kind {
+	case 0: // function
+		r.leb()
+	case 1: // table
+		r.valType()
+		r.limits()
+	case 2: // memory
+		r.limits()
+	case 3: // global
+		r.valType()
+		r.byte()
+	case 4: // tag
+		r.byte()
+		r.leb()
+	default:
+		if !r.bad {
+			return fmt.Errorf("has an import of unknown kind %d", kind)
+		}
+	}
+	return nil
+}
+
+func checkData(r *reader) error {
+	switch flags := r.leb(); flags {
+	case 0:
+		if err := skipConstExpr(r); err != nil {
+			return err
+		}
+	case 1:
+	case 2:
+		r.leb() // memory index
+		if err := skipConstExpr(r); err != nil {
+			return err
+		}
+	default:
+		if !r.bad {
+			return fmt.Errorf("has a data segment with flags %d", flags)
+		}
+	}
+	size := r.leb()
+	if !r.bad && size > uint64(len(r.b)) {
+		return fmt.Errorf("a data segment declares %d bytes but only %d remain", size, len(r.b))
+	}
+	r.skip(size)
+	return nil
+}
+
+// checkCustom checks a custom section's name and, for the "name" section the decoder reads to
+// name functions and locals, its counts: function names (1) and local names (2); other
+// subsections are skipped by their size, as the decoder does. Other custom sections are copied or
+// skipped by the decoder within their size, which is already checked.
+func checkCustom(r *reader) error {
+	size := r.leb()
+	if !r.bad && size > uint64(len(r.b)) {
+		return fmt.Errorf("name declares %d bytes but only %d remain", size, len(r.b))
+	}
+	if r.bad || size != 4 || string(r.b[:4]) != "name" {
+		r.skip(size)
+		r.b = nil
 		return nil
 	}
 	r.skip(4)
 	for !r.bad && len(r.b) > 0 {
 		id := r.byte()
 		size := r.leb()
+		if !r.bad && size > uint64(len(r.b)) {
+			return fmt.Errorf("\"name\": subsection %d declares %d bytes but only %d remain", id, size, len(r.b))
+		}
 		switch id {
 		case 0:
-			r.skip(r.leb())
+			r.bytes()
 		case 1, 2:
-			n, err := r.count(fmt.Sprintf("subsection %d", id))
-			if err != nil {
-				return err
-			}
-			for i := uint64(0); i < n && !r.bad; i++ {
+			err := r.each(fmt.Sprintf("\"name\": subsection %d", id), func(uint64) error {
 				r.leb()
 				if id == 1 {
-					r.skip(r.leb())
-					continue
+					r.bytes()
+					return nil
 				}
-				locals, err := r.count("the local names of a function")
-				if err != nil {
-					return err
-				}
-				for j := uint64(0); j < locals && !r.bad; j++ {
+				return r.each("\"name\": the local names of a function", func(uint64) error {
 					r.leb()
-					r.skip(r.leb())
-				}
+					r.bytes()
+					return nil
+				})
+			})
+			if err != nil {
+				return err
 			}
 		default:
 			r.skip(size)
 		}
+	}
+	if r.bad {
+		return fmt.Errorf("\"name\" is malformed")
 	}
 	return nil
 }
@@ -262,12 +475,11 @@ func checkNameSection(body []byte) error {
 // checkElements checks the vector counts inside element segments, in each of the eight
 // encodings. A constant expression it cannot read is refused: the decoder accepts no more than
 // these, and one it could read past would reach a count unchecked.
-func checkElements(body []byte, segments uint64) error {
-	r := &reader{b: body}
-	for i := uint64(0); i < segments && !r.bad; i++ {
+func checkElements(r *reader) error {
+	return r.each("element", func(i uint64) error {
 		flags := r.leb()
 		if flags > 7 {
-			return nil
+			return fmt.Errorf("element segment %d has flags %d", i, flags)
 		}
 		if flags&2 != 0 && flags&1 == 0 {
 			r.leb() // table index
@@ -280,32 +492,22 @@ func checkElements(body []byte, segments uint64) error {
 		exprs := flags&4 != 0
 		if flags&3 != 0 {
 			if exprs {
-				skipRefType(r)
+				r.valType()
 			} else {
 				r.byte() // element kind
 			}
 		}
-		n, err := r.count(fmt.Sprintf("element segment %d", i))
-		if err != nil {
-			return err
-		}
-		for j := uint64(0); j < n && !r.bad; j++ {
+		return r.each(fmt.Sprintf("element segment %d", i), func(uint64) error {
 			if !exprs {
 				r.leb()
-				continue
+				return nil
 			}
 			if err := skipConstExpr(r); err != nil {
 				return fmt.Errorf("element segment %d: %v", i, err)
 			}
-		}
-	}
-	return nil
-}
-
-func skipRefType(r *reader) {
-	if t := r.byte(); t == 0x63 || t == 0x64 {
-		r.leb() // heap type
-	}
+			return nil
+		})
+	})
 }
 
 // skipConstExpr reads one constant expression up to its end.
@@ -314,14 +516,16 @@ func skipConstExpr(r *reader) error {
 		switch op := r.byte(); op {
 		case 0x0b: // end
 			return nil
-		case 0x41, 0x42, 0x23, 0xd2: // i32.const, i64.const, global.get, ref.func
+		case 0x41, 0x42: // i32.const, i64.const
+			r.sleb()
+		case 0x23, 0xd2: // global.get, ref.func
 			r.leb()
 		case 0x43: // f32.const
 			r.skip(4)
 		case 0x44: // f64.const
 			r.skip(8)
 		case 0xd0: // ref.null
-			skipRefType(r)
+			r.sleb()
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constant arithmetic
 		case 0xfd: // v128.const
 			if r.leb() != 12 {

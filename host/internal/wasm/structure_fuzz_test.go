@@ -2,22 +2,46 @@ package wasm
 
 import (
 	"bytes"
+	"context"
+	"runtime/metrics"
 	"testing"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
-// FuzzLimitStructure feeds the loader's pre-compile scan any bytes: it must never panic, and a
-// module it lets through is one it would let through unchanged again (every table capped).
+// FuzzLimitStructure feeds the loader's pre-compile scan any bytes: it must never panic, a module
+// it lets through is one it would let through unchanged again (every table capped), and what the
+// decoder and compiler then allocate for it stays within the documented load bound (every byte
+// allocated counts, freed or not, so the check is stricter than the peak).
 // Run with: go test -run XXX -fuzz FuzzLimitStructure ./host/internal/wasm/
 func FuzzLimitStructure(f *testing.F) {
 	f.Add(wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints(), Tables: []wasmtest.Table{{Min: 3}}}.Encode())
 	f.Add(wasmtest.Module{Memory: true, Exports: []wasmtest.Func{{Name: "f", Locals: 9}}}.Encode())
 	f.Add([]byte("\x00asm\x01\x00\x00\x00\x04\x04\x01\x70\x00\x01"))
+	for _, m := range hostileModules() {
+		f.Add(m)
+	}
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	f.Cleanup(func() { r.Close(ctx) })
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocated := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		before := allocated()
 		out, err := limitStructure("fuzz.wasm", b)
 		if err != nil {
 			return
+		}
+		if m, err := r.CompileModule(ctx, out); err == nil {
+			m.Close(ctx)
+		}
+		if used, bound := allocated()-before, uint64(len(b))*loadBytesPerModuleByte+loadFixedBudget; used > bound {
+			t.Fatalf("checking and compiling a %d-byte module allocated %d bytes, over the bound of %d", len(b), used, bound)
 		}
 		again, err := limitStructure("fuzz.wasm", out)
 		if err != nil || !bytes.Equal(out, again) {

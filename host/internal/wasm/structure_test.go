@@ -29,23 +29,23 @@ func TestModulesDeclaringHugeHostAllocationsAreRefused(t *testing.T) {
 	}{
 		{"table over the cap", bigTable.Encode(), "table 0 has 1048577 entries; the host allows at most 1048576"},
 		{"too many tables", manyTables.Encode(), "declares 5 tables; the host allows at most 4"},
-		{"too many locals", manyLocals.Encode(), "function body 7 declares more than 65536 locals"},
+		{"too many locals", manyLocals.Encode(), "code section: function body 7 declares more than 65536 locals"},
 		// A function section claiming 2^32-1 entries in 5 bytes.
 		{"vector count larger than its section", append([]byte("\x00asm\x01\x00\x00\x00"), 3, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
-			"section 3 declares 4294967295 entries in 5 bytes"},
+			"function section: function declares 4294967295 entries but only 0 bytes remain"},
 		// The decoder allocates 96 GiB for these 20-byte modules and the process dies.
 		{"function names larger than their section", append([]byte("\x00asm\x01\x00\x00\x00"),
 			0, 12, 4, 'n', 'a', 'm', 'e', 1, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
-			`custom section "name": subsection 1 declares 4294967295 entries in 0 bytes`},
+			`custom section "name": subsection 1 declares 4294967295 entries but only 0 bytes remain`},
 		{"local names larger than their section", append([]byte("\x00asm\x01\x00\x00\x00"),
 			0, 14, 4, 'n', 'a', 'm', 'e', 2, 7, 1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f),
-			`custom section "name": the local names of a function declares 4294967295 entries in 0 bytes`},
+			`custom section "name": the local names of a function declares 4294967295 entries but only 0 bytes remain`},
 		{"element segment larger than its section", append([]byte("\x00asm\x01\x00\x00\x00"),
 			9, 10, 1, 0, 0x41, 0, 0x0b, 0xff, 0xff, 0xff, 0xff, 0x0f),
-			"element segment 0 declares 4294967295 entries in 0 bytes"},
+			"element section: element segment 0 declares 4294967295 entries but only 0 bytes remain"},
 		{"passive expression segment larger than its section", append([]byte("\x00asm\x01\x00\x00\x00"),
 			9, 8, 1, 5, 0x70, 0xff, 0xff, 0xff, 0xff, 0x0f),
-			"element segment 0 declares 4294967295 entries in 0 bytes"},
+			"element section: element segment 0 declares 4294967295 entries but only 0 bytes remain"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
