@@ -10,7 +10,7 @@ export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-build: ## build the host binary to bin/openstack-sync
+build: ## build the host binary to bin/openstack-sync (no test fake in it: the demo is bin/openstack-sync-dev)
 	$(GO) build -trimpath -o $(BIN)/openstack-sync ./host/cmd/openstack-sync
 
 plugins: ## build every plugin to bin/plugins/<name>.wasm (reproducible: -trimpath, stripped)
@@ -25,8 +25,9 @@ lint: ## gofmt, go vet (native and wasip1) and staticcheck over every module
 e2e: ## the real-parts tier: kube-apiserver, etcd, shell-operator, helm, Keystone, Neutron, Ironic
 	hack/e2e.sh
 
-demo: build plugins ## complete hook passes against an in-process cloud and Kubernetes seeded from examples/
-	$(BIN)/openstack-sync demo --plugins $(BIN)/plugins --examples examples
+demo: build plugins ## complete hook passes of bin/openstack-sync against an in-process cloud and Kubernetes seeded from examples/
+	$(GO) build -trimpath -o $(BIN)/openstack-sync-dev ./host/cmd/openstack-sync-dev
+	$(BIN)/openstack-sync-dev demo --host $(BIN)/openstack-sync --plugins $(BIN)/plugins --examples examples
 
 bench: ## the benchmarks behind docs/benchmarks.md and docs/plugins (wasm host, proxy, planner, plugins)
 	nice $(GO) test ./host/internal/wasm/ -run '^$$' -bench . -benchtime 2s

@@ -1,6 +1,7 @@
 // Command openstack-sync is the host binary: shell-operator runs `openstack-sync hook --plugin
 // <file.wasm> [--config]` for each plugin. This is the one place that wires the concrete parts
-// (plugin loader, Kubernetes client, OpenStack connector) into the framework.
+// (plugin loader, Kubernetes client, OpenStack connector) into the framework. It links no test
+// fake: the demo and the in-process cloud and Kubernetes live in openstack-sync-dev.
 package main
 
 import (
@@ -15,7 +16,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/openstack-sync/openstack-sync/host/internal/demo"
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
@@ -32,8 +32,6 @@ const usage = `usage: openstack-sync <command> [arguments]
 commands:
   hook --plugin <file> [--config] [--env-prefix P] [--binding NAME]
           run one plugin as a shell-operator hook
-  demo [--plugins DIR] [--examples DIR]
-          complete hook passes against an in-process cloud and Kubernetes
   plugin inspect|verify ...
           look into a plugin module without a cluster (openstack-sync plugin help)
   version print the version
@@ -54,8 +52,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "hook":
 		return hook.Main(ctx, deps(), args[1:], os.LookupEnv, stdout, stderr)
-	case "demo":
-		return demo.Main(ctx, args[1:], stdout, stderr)
 	case "plugin":
 		return plugincmd.Main(ctx, args[1:], stdout, stderr)
 	case "version":

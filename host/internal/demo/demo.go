@@ -27,7 +27,8 @@ import (
 
 // Options say where the demo finds its parts.
 type Options struct {
-	// Host is the openstack-sync binary run for each hook; default the running executable.
+	// Host is the production openstack-sync binary run for each hook; default "openstack-sync"
+	// next to the running executable (make demo builds both into bin/).
 	Host string
 	// PluginsDir holds <name>.wasm; default bin/plugins.
 	PluginsDir string
@@ -37,18 +38,20 @@ type Options struct {
 	CRDsDir string
 	// Verbose prints every hook log line, not only warnings and errors.
 	Verbose bool
+	// ReadMetadata reads a module's metadata; default loading it with the wasm host.
+	ReadMetadata MetadataReader
 }
 
 // maxSettleRounds bounds event feedback: a hook whose own writes kept firing it would loop.
 const maxSettleRounds = 6
 
-// Main is the `openstack-sync demo` subcommand: it parses flags, runs the demo and returns the
+// Main is the `openstack-sync-dev demo` subcommand: it parses flags, runs the demo and returns the
 // exit code (0 success, 1 failed act, 2 usage).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
-	fs.StringVar(&o.Host, "host", "", "openstack-sync binary to run as the hook (default: this executable)")
+	fs.StringVar(&o.Host, "host", "", "openstack-sync binary to run as the hook (default: openstack-sync next to this executable)")
 	fs.StringVar(&o.PluginsDir, "plugins", "bin/plugins", "directory of <plugin>.wasm files")
 	fs.StringVar(&o.ExamplesDir, "examples", "examples", "directory of example Secret and CR manifests")
 	fs.StringVar(&o.CRDsDir, "crds", "crds", "directory of CustomResourceDefinitions")
@@ -97,7 +100,10 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("find the host binary: %w", err)
 		}
-		opts.Host = exe
+		opts.Host = filepath.Join(filepath.Dir(exe), "openstack-sync")
+	}
+	if opts.ReadMetadata == nil {
+		opts.ReadMetadata = readWasmMetadata
 	}
 	opts.PluginsDir = defaultString(opts.PluginsDir, "bin/plugins")
 	opts.ExamplesDir = defaultString(opts.ExamplesDir, "examples")
@@ -107,7 +113,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		return err
 	}
 	if _, err := os.Stat(host); err != nil {
-		return fmt.Errorf("host binary: %w", err)
+		return fmt.Errorf("host binary (build it with make build, or pass --host): %w", err)
 	}
 
 	crds, err := fakekube.LoadCRDs(opts.CRDsDir)
@@ -145,11 +151,15 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	setups, hookNotes := planHooks(crds, pluginsDir, hookSettings{
+	setups, hookNotes, err := planHooks(ctx, opts.ReadMetadata, crds, pluginsDir, hookSettings{
 		Host: host, PodNamespace: namespace, ProbeSecret: probeSecret, ProbeCloud: probeCloud,
 		Passthrough: []string{"PATH", "HOME", "OPENSTACK_SYNC_CACHE_DIR"},
 	})
+	if err != nil {
+		return err
+	}
 	if len(setups) == 0 {
+		hookNotes = append(hookNotes, "no *.wasm in "+pluginsDir)
 		return fmt.Errorf("no plugin to run: %s", strings.Join(hookNotes, "; "))
 	}
 

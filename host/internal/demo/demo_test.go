@@ -2,8 +2,10 @@ package demo
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
 
@@ -99,7 +102,7 @@ func TestHookEnvFollowsTheChart(t *testing.T) {
 	r, err := fakekube.ParseCRDFile("testdata/crds/widgets.yaml")
 	require.NoError(t, err)
 	t.Setenv("OPENSTACK_SYNC_CACHE_DIR", "/cache")
-	env := hookEnv(pluginSpec{Name: "widgets", EnvPrefix: "WIDGET"}, r, hookSettings{
+	env := hookEnv(plugin.Metadata{Name: "widgets", EnvPrefix: "WIDGET"}, r, hookSettings{
 		PodNamespace: "openstack", Passthrough: []string{"OPENSTACK_SYNC_CACHE_DIR", "DEMO_UNSET_VARIABLE"},
 	})
 	assert.Equal(t, []string{
@@ -117,28 +120,43 @@ func TestHookEnvFollowsTheChart(t *testing.T) {
 		"OPENSTACK_SYNC_CACHE_DIR=/cache",
 	}, env)
 
-	probe := hookEnv(pluginSpec{Name: "openstack-probe", EnvPrefix: "OPENSTACK_PROBE", Probe: true}, fakekube.Resource{},
+	probe := hookEnv(plugin.Metadata{Name: "openstack-probe", EnvPrefix: "OPENSTACK_PROBE", Probe: true}, fakekube.Resource{},
 		hookSettings{PodNamespace: "openstack", ProbeSecret: "s", ProbeCloud: "c"})
 	assert.Equal(t, []string{"LOG_LEVEL=info", "POD_NAMESPACE=openstack", "OPENSTACK_PROBE_ENABLED=true",
 		"OPENSTACK_PROBE_DEFAULT_SECRET=s", "OPENSTACK_PROBE_DEFAULT_CLOUD=c"}, probe)
 }
 
-func TestPlanHooks(t *testing.T) {
+func TestPlanHooksFollowsTheModulesMetadata(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"neutron-router-flavors", "ironic-runbooks", "openstack-probe"} {
+	for _, name := range []string{"neutron-router-flavors", "ironic-runbooks", "openstack-probe", "broken"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".wasm"), []byte("\x00asm"), 0o600))
 	}
+	// The modules name themselves: the file name plays no part.
+	meta := map[string]plugin.Metadata{
+		"neutron-router-flavors": {Name: "neutron-router-flavors", EnvPrefix: "NRF"},
+		"ironic-runbooks":        {Name: "ironic-runbooks", EnvPrefix: "IR"},
+		"openstack-probe":        {Name: "openstack-probe", EnvPrefix: "OP", Probe: true},
+	}
+	read := func(_ context.Context, path string) (plugin.Metadata, error) {
+		m, ok := meta[strings.TrimSuffix(filepath.Base(path), ".wasm")]
+		if !ok {
+			return m, errors.New("no metadata export")
+		}
+		return m, nil
+	}
 	crds := []fakekube.Resource{{Group: "neutron.openstack-sync.io", Version: "v1alpha1", Plural: "neutronrouterflavors", Kind: "NeutronRouterFlavor"}}
-	hooks, notes := planHooks(crds, dir, hookSettings{Host: "/bin/host"})
+	hooks, notes, err := planHooks(context.Background(), read, crds, dir, hookSettings{Host: "/bin/host"})
+	require.NoError(t, err)
 	var names []string
 	for _, h := range hooks {
 		names = append(names, h.Plugin.Name)
 	}
-	assert.Equal(t, []string{"openstack-probe", "neutron-router-flavors"}, names)
+	assert.Equal(t, []string{"openstack-probe", "neutron-router-flavors"}, names, "probes first")
 	assert.Equal(t, []string{"/bin/host", "hook", "--plugin", filepath.Join(dir, "neutron-router-flavors.wasm")}, hooks[1].Command)
 	assert.Equal(t, crds[0], hooks[1].Resource)
+	assert.Contains(t, hooks[1].Env, "NRF_CRD_KIND=NeutronRouterFlavor", "the env prefix is the module's own")
 	require.Len(t, notes, 2)
-	assert.Contains(t, notes[0], "neutron-segment-ranges.wasm not found")
+	assert.Contains(t, notes[0], "broken.wasm: reading its metadata: no metadata export; not run")
 	assert.Contains(t, notes[1], `plugin ironic-runbooks: no CRD with plural "ironicrunbooks"`)
 }
 

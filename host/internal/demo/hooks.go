@@ -1,36 +1,31 @@
 package demo
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
-// pluginSpec is one shipped plugin: its hook's env prefix and, for CR plugins, the plural of the
-// CRD it reconciles (the plugin name without dashes).
-type pluginSpec struct {
-	Name      string
-	EnvPrefix string
-	Probe     bool
-}
+// MetadataReader reads a plugin module's own metadata (name, env prefix, probe), so the demo runs
+// whatever plugins the directory holds instead of a list kept by hand.
+type MetadataReader func(ctx context.Context, wasmPath string) (plugin.Metadata, error)
 
-// shippedPlugins are the plugins the project builds, in the order the demo runs them.
-var shippedPlugins = []pluginSpec{
-	{Name: "openstack-probe", EnvPrefix: "OPENSTACK_PROBE", Probe: true},
-	{Name: "neutron-router-flavors", EnvPrefix: "NEUTRON_ROUTER_FLAVOR"},
-	{Name: "neutron-segment-ranges", EnvPrefix: "NEUTRON_SEGMENT_RANGE"},
-	{Name: "ironic-runbooks", EnvPrefix: "IRONIC_RUNBOOK"},
-}
-
-func (p pluginSpec) plural() string { return strings.ReplaceAll(p.Name, "-", "") }
+// plural is the CRD plural a CR plugin reconciles: its name without dashes, the naming rule of
+// crds/ (neutron-router-flavors reconciles neutronrouterflavors).
+func plural(m plugin.Metadata) string { return strings.ReplaceAll(m.Name, "-", "") }
 
 // hookSetup is everything needed to run one plugin as a hook.
 type hookSetup struct {
-	Plugin   pluginSpec
+	Plugin   plugin.Metadata
 	Wasm     string
 	Resource fakekube.Resource // zero for the probe
 	Command  []string
@@ -47,10 +42,10 @@ type hookSettings struct {
 	Passthrough []string
 }
 
-// hookEnv derives a hook's environment the way the chart does (spec §9.2): the CRD identity from
-// the CRD, STATUS_ENABLED from its status subresource, plus PRUNE=true and short readiness
-// retries, because the in-process cloud is either up or broken.
-func hookEnv(p pluginSpec, r fakekube.Resource, s hookSettings) []string {
+// hookEnv derives a hook's environment the way the chart does (docs/contract.md, "Hook
+// environment"): the CRD identity from the CRD, STATUS_ENABLED from its status subresource, plus
+// PRUNE=true and short readiness retries, because the in-process cloud is either up or broken.
+func hookEnv(p plugin.Metadata, r fakekube.Resource, s hookSettings) []string {
 	env := []string{
 		"LOG_LEVEL=info",
 		"POD_NAMESPACE=" + s.PodNamespace,
@@ -80,28 +75,54 @@ func hookEnv(p pluginSpec, r fakekube.Resource, s hookSettings) []string {
 	return env
 }
 
-// planHooks pairs each shipped plugin found in pluginsDir with its CRD. A CR plugin whose CRD is
-// not served, or a plugin whose .wasm is missing, is left out with a note.
-func planHooks(resources []fakekube.Resource, pluginsDir string, s hookSettings) ([]hookSetup, []string) {
+// planHooks runs every module of pluginsDir, named and configured by its own metadata and paired
+// with the served CRD of its plural; probes first (they validate credentials on start-up), then by
+// name, so the output is the same every time. A module whose metadata cannot be read, or a CR
+// plugin whose CRD is not served, is left out with a note.
+func planHooks(ctx context.Context, read MetadataReader, resources []fakekube.Resource, pluginsDir string, s hookSettings) ([]hookSetup, []string, error) {
+	files, err := filepath.Glob(filepath.Join(pluginsDir, "*.wasm"))
+	if err != nil {
+		return nil, nil, err
+	}
 	var hooks []hookSetup
 	var notes []string
-	for _, p := range shippedPlugins {
-		wasm := filepath.Join(pluginsDir, p.Name+".wasm")
-		if _, err := os.Stat(wasm); err != nil {
-			notes = append(notes, fmt.Sprintf("plugin %s: %s not found; not run", p.Name, wasm))
+	for _, wasm := range files {
+		m, err := read(ctx, wasm)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: reading its metadata: %v; not run", wasm, err))
 			continue
 		}
-		h := hookSetup{Plugin: p, Wasm: wasm, Command: []string{s.Host, "hook", "--plugin", wasm}}
-		if !p.Probe {
-			i := slices.IndexFunc(resources, func(r fakekube.Resource) bool { return r.Plural == p.plural() })
+		h := hookSetup{Plugin: m, Wasm: wasm, Command: []string{s.Host, "hook", "--plugin", wasm}}
+		if !m.Probe {
+			i := slices.IndexFunc(resources, func(r fakekube.Resource) bool { return r.Plural == plural(m) })
 			if i < 0 {
-				notes = append(notes, fmt.Sprintf("plugin %s: no CRD with plural %q; not run", p.Name, p.plural()))
+				notes = append(notes, fmt.Sprintf("plugin %s: no CRD with plural %q; not run", m.Name, plural(m)))
 				continue
 			}
 			h.Resource = resources[i]
 		}
-		h.Env = hookEnv(p, h.Resource, s)
+		h.Env = hookEnv(m, h.Resource, s)
 		hooks = append(hooks, h)
 	}
-	return hooks, notes
+	slices.SortStableFunc(hooks, func(a, b hookSetup) int {
+		if a.Plugin.Probe != b.Plugin.Probe {
+			if a.Plugin.Probe {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Plugin.Name, b.Plugin.Name)
+	})
+	return hooks, notes, nil
+}
+
+// readWasmMetadata loads the module the way a hook run does (compiled through the shared cache)
+// and returns what it says about itself.
+func readWasmMetadata(ctx context.Context, path string) (plugin.Metadata, error) {
+	p, err := wasm.Load(ctx, path, wasm.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return plugin.Metadata{}, err
+	}
+	defer p.Close(ctx)
+	return p.Metadata(), nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
 
@@ -34,12 +36,7 @@ func TestMain(m *testing.M) {
 func standInHook(pluginPath string, config bool) int {
 	mode := filepath.Base(filepath.Dir(pluginPath))
 	name := strings.TrimSuffix(filepath.Base(pluginPath), ".wasm")
-	var prefix string
-	for _, p := range shippedPlugins {
-		if p.Name == name {
-			prefix = p.EnvPrefix
-		}
-	}
+	prefix := standInPlugins[name].EnvPrefix
 	if config {
 		cfg := map[string]any{"configVersion": "v1"}
 		if name == "openstack-probe" {
@@ -102,7 +99,7 @@ func standInHook(pluginPath string, config bool) int {
 		for _, o := range objs {
 			obj := o.(map[string]any)
 			meta := obj["metadata"].(map[string]any)
-			t := kube.Target{Group: group, Version: version, Plural: plural, Namespace: meta["namespace"].(string), Name: meta["name"].(string)}
+			t := kubeapi.Target{Group: group, Version: version, Plural: plural, Namespace: meta["namespace"].(string), Name: meta["name"].(string)}
 			fins, _ := meta["finalizers"].([]any)
 			if meta["deletionTimestamp"] != nil {
 				if len(fins) > 0 {
@@ -137,16 +134,32 @@ func standInHook(pluginPath string, config bool) int {
 	return code
 }
 
+// standInPlugins is what the stand-in modules say about themselves.
+var standInPlugins = map[string]plugin.Metadata{
+	"openstack-probe":        {Name: "openstack-probe", EnvPrefix: "OPENSTACK_PROBE", Probe: true},
+	"neutron-router-flavors": {Name: "neutron-router-flavors", EnvPrefix: "NEUTRON_ROUTER_FLAVOR"},
+}
+
+func readStandInMetadata(_ context.Context, path string) (plugin.Metadata, error) {
+	m, ok := standInPlugins[strings.TrimSuffix(filepath.Base(path), ".wasm")]
+	if !ok {
+		return m, fmt.Errorf("not a stand-in plugin")
+	}
+	return m, nil
+}
+
 func runDemo(t *testing.T, mode string) (string, error) {
 	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
 	plugins := filepath.Join(t.TempDir(), mode)
 	require.NoError(t, os.MkdirAll(plugins, 0o700))
 	for _, name := range []string{"openstack-probe", "neutron-router-flavors"} {
 		require.NoError(t, os.WriteFile(filepath.Join(plugins, name+".wasm"), nil, 0o600))
 	}
 	var out bytes.Buffer
-	err := Run(context.Background(), Options{
-		PluginsDir: plugins, ExamplesDir: "testdata/run/examples", CRDsDir: "testdata/run/crds",
+	err = Run(context.Background(), Options{
+		Host: self, ReadMetadata: readStandInMetadata, PluginsDir: plugins, ExamplesDir: "testdata/run/examples", CRDsDir: "testdata/run/crds",
 	}, &out)
 	return out.String(), err
 }
@@ -211,6 +224,8 @@ func TestMainExitCodes(t *testing.T) {
 
 	errOut.Reset()
 	missing := filepath.Join(t.TempDir(), "none")
-	assert.Equal(t, 1, Main(context.Background(), []string{"--crds", "testdata/run/crds", "--examples", missing}, &out, &errOut))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	assert.Equal(t, 1, Main(context.Background(), []string{"--host", self, "--crds", "testdata/run/crds", "--examples", missing}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "examples: no *.yaml file in "+missing)
 }

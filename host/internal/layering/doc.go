@@ -1,0 +1,10 @@
+// Package layering holds no code: its test checks the import rules of the host with `go list
+// -deps`, so a change that breaks one fails `make test` instead of waiting for a reviewer.
+//
+//   - The framework packages (planning, grouping, finalizers, status, the hook protocol) link
+//     neither client-go nor apimachinery, wazero nor gophercloud: they see Kubernetes, plugins
+//     and OpenStack only through small interfaces and the plain values of package kubeapi.
+//   - The production binary, host/cmd/openstack-sync, links no test fake or test double: the demo
+//     and the in-process cloud and Kubernetes are in host/cmd/openstack-sync-dev.
+//   - wazero stays in package wasm, gophercloud in package openstack, client-go in package kube.
+package layering

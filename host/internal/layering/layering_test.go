@@ -1,0 +1,102 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/openstack-sync/openstack-sync/"
+
+// framework are the packages that hold the rules every plugin shares.
+var framework = []string{
+	"host/internal/bindingctx", "host/internal/finalizer", "host/internal/hook", "host/internal/hookenv",
+	"host/internal/kubeapi", "host/internal/planner", "host/internal/plugin",
+	"host/internal/resource", "host/internal/runner", "host/internal/status",
+}
+
+var (
+	kubernetes = []string{"k8s.io/", "sigs.k8s.io/controller-runtime"}
+	wazero     = []string{"github.com/tetratelabs/wazero"}
+	gophercld  = []string{"github.com/gophercloud/"}
+	// fakes are the in-process stand-ins and test doubles: none may reach production.
+	fakes = []string{
+		module + "host/internal/demo", module + "host/internal/fakecloud", module + "host/internal/fakekube",
+		module + "host/internal/plugin/plugintest", module + "host/internal/kube/kubetest",
+		module + "host/internal/wasm/wasmtest", "github.com/stretchr/testify",
+	}
+)
+
+func TestImportRules(t *testing.T) {
+	all := []string{"host/cmd/openstack-sync", "host/internal/openstack", "host/internal/wasm", "host/internal/kube"}
+	graph := deps(t, append(all, framework...)...)
+	tests := []struct {
+		name      string
+		packages  []string
+		forbidden []string
+	}{
+		{"the framework links no Kubernetes client", framework, kubernetes},
+		{"the framework links no wasm runtime", framework, wazero},
+		{"the framework links no OpenStack SDK", framework, gophercld},
+		{"the production binary links no fake", []string{"host/cmd/openstack-sync"}, fakes},
+		{"the OpenStack connector links no Kubernetes client", []string{"host/internal/openstack"}, kubernetes},
+		{"the wasm host links no OpenStack SDK or Kubernetes client", []string{"host/internal/wasm"}, append(gophercld, kubernetes...)},
+		{"the Kubernetes client links no wasm runtime or OpenStack SDK", []string{"host/internal/kube"}, append(wazero, gophercld...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, pkg := range tt.packages {
+				require.NotEmpty(t, graph[pkg], pkg)
+				for _, dep := range graph[pkg] {
+					for _, f := range tt.forbidden {
+						assert.Falsef(t, within(dep, f), "%s links %s", pkg, dep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The rules above would pass vacuously if go list named nothing; the wiring command must still
+// reach the real parts.
+func TestDepsSeesTheRealParts(t *testing.T) {
+	graph := deps(t, "host/cmd/openstack-sync", "host/cmd/openstack-sync-dev")
+	for _, want := range []string{module + "host/internal/runner", module + "host/internal/kube", "github.com/tetratelabs/wazero", "k8s.io/client-go/rest"} {
+		assert.Contains(t, graph["host/cmd/openstack-sync"], want)
+	}
+	assert.Contains(t, graph["host/cmd/openstack-sync-dev"], module+"host/internal/fakecloud", "the dev binary has the fakes")
+	assert.True(t, within(module+"host/internal/fakekube/shelloperator", module+"host/internal/fakekube"))
+	assert.True(t, within("k8s.io/client-go/rest", "k8s.io/"))
+	assert.False(t, within(module+"host/internal/democracy", module+"host/internal/demo"))
+}
+
+// within reports whether package dep is f or below it; an f ending in "/" is a path prefix.
+func within(dep, f string) bool {
+	if strings.HasSuffix(f, "/") {
+		return strings.HasPrefix(dep, f)
+	}
+	return dep == f || strings.HasPrefix(dep, f+"/")
+}
+
+// deps maps each package (a path relative to the module root) to every package it links, in one
+// go list call.
+func deps(t *testing.T, pkgs ...string) map[string][]string {
+	t.Helper()
+	args := []string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}
+	for _, p := range pkgs {
+		args = append(args, "./"+p)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../../.."
+	out, err := cmd.Output()
+	require.NoError(t, err, "go %s", strings.Join(args, " "))
+	graph := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		graph[strings.TrimPrefix(fields[0], module)] = fields[1:]
+	}
+	return graph
+}
