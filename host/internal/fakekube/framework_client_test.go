@@ -12,6 +12,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 )
 
 // The framework's own client, loaded from KUBECONFIG as a hook loads it, sends the exact request
@@ -35,7 +36,7 @@ func TestFrameworkClientRequestForms(t *testing.T) {
 	require.NoError(t, err)
 	rv := obj["metadata"].(map[string]any)["resourceVersion"]
 	const fin = "openstack-sync.io/finalizer"
-	target := kube.Target{Group: widgets.Group, Version: widgets.Version, Plural: widgets.Plural, Namespace: "openstack", Name: "a"}
+	target := kubeapi.Target{Group: widgets.Group, Version: widgets.Version, Plural: widgets.Plural, Namespace: "openstack", Name: "a"}
 	ctx := context.Background()
 
 	// Finalizer add guarded by resourceVersion; a stale guard is rejected.
@@ -43,7 +44,7 @@ func TestFrameworkClientRequestForms(t *testing.T) {
 		`[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/metadata/finalizers","value":[%q]}]`, rv, fin)))
 	err = client.JSONPatch(ctx, target, fmt.Appendf(nil,
 		`[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/metadata/finalizers/-","value":"x.io/y"}]`, rv))
-	ae, ok := kube.AsAPIError(err)
+	ae, ok := kubeapi.AsAPIError(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, http.StatusUnprocessableEntity, ae.Code)
 	assert.False(t, ae.ObjectGone("a"))
@@ -65,16 +66,16 @@ func TestFrameworkClientRequestForms(t *testing.T) {
 
 	// A second release meets a 404 naming the object: the framework counts it as released.
 	err = client.JSONPatch(ctx, target, release)
-	ae, ok = kube.AsAPIError(err)
+	ae, ok = kubeapi.AsAPIError(err)
 	require.True(t, ok, "%v", err)
 	assert.True(t, ae.ObjectGone("a"))
 	err = client.MergePatchStatus(ctx, target, []byte(`{"status":{}}`))
-	ae, _ = kube.AsAPIError(err)
+	ae, _ = kubeapi.AsAPIError(err)
 	assert.True(t, ae.ObjectGone("a"))
 
 	// A missing CRD route is a plain 404 that names nothing: not "gone".
-	err = client.JSONPatch(ctx, kube.Target{Group: "nothing.io", Version: "v1", Plural: "things", Namespace: "openstack", Name: "a"}, release)
-	ae, ok = kube.AsAPIError(err)
+	err = client.JSONPatch(ctx, kubeapi.Target{Group: "nothing.io", Version: "v1", Plural: "things", Namespace: "openstack", Name: "a"}, release)
+	ae, ok = kubeapi.AsAPIError(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, http.StatusNotFound, ae.Code)
 	assert.False(t, ae.ObjectGone("a"))

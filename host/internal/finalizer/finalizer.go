@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
 
@@ -44,8 +44,8 @@ func (a Action) String() string {
 
 // API is the part of the Kubernetes client the finalizer needs.
 type API interface {
-	JSONPatch(ctx context.Context, t kube.Target, patch []byte) error
-	Finalizers(ctx context.Context, t kube.Target) ([]string, error)
+	JSONPatch(ctx context.Context, t kubeapi.Target, patch []byte) error
+	Finalizers(ctx context.Context, t kubeapi.Target) ([]string, error)
 }
 
 type op struct {
@@ -82,7 +82,7 @@ func Patch(r *resource.Resource, kind string, action Action) ([]byte, error) {
 }
 
 // Apply performs action on r at t. A nil error means the CR has the desired finalizer state.
-func Apply(ctx context.Context, api API, log *slog.Logger, t kube.Target, r *resource.Resource, kind string, action Action) error {
+func Apply(ctx context.Context, api API, log *slog.Logger, t kubeapi.Target, r *resource.Resource, kind string, action Action) error {
 	patch, err := Patch(r, kind, action)
 	if err != nil || patch == nil {
 		return err
@@ -91,7 +91,7 @@ func Apply(ctx context.Context, api API, log *slog.Logger, t kube.Target, r *res
 	if err == nil {
 		return nil
 	}
-	rejected, ok := kube.AsAPIError(err)
+	rejected, ok := kubeapi.AsAPIError(err)
 	if !ok {
 		// A transport or configuration error says nothing about the object: do not guess.
 		return fmt.Errorf("failed to %s %s %s: %T: %w", action, kind, r.Name, err, err)
@@ -102,7 +102,7 @@ func Apply(ctx context.Context, api API, log *slog.Logger, t kube.Target, r *res
 	live, gerr := api.Finalizers(ctx, t)
 	switch {
 	case gerr != nil:
-		if ge, ok := kube.AsAPIError(gerr); ok && action == Release && ge.ObjectGone(r.Name) {
+		if ge, ok := kubeapi.AsAPIError(gerr); ok && action == Release && ge.ObjectGone(r.Name) {
 			return nil
 		}
 		log.Error(fmt.Sprintf("failed to verify finalizers on %s/%s: %v", t.Namespace, t.Name, gerr))

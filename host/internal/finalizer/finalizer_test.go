@@ -12,13 +12,14 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/finalizer"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
 
 const F = resource.Finalizer
 
 var (
-	target = kube.Target{Group: "example.openstack-sync.io", Version: "v1alpha1", Plural: "widgets", Namespace: "ns", Name: "a"}
+	target = kubeapi.Target{Group: "example.openstack-sync.io", Version: "v1alpha1", Plural: "widgets", Namespace: "ns", Name: "a"}
 	path   = kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a")
 )
 
@@ -164,6 +165,6 @@ func TestTransportErrorIsNotVerified(t *testing.T) {
 	err = finalizer.Apply(context.Background(), c, slog.New(slog.DiscardHandler), target, &cr, "Widget", finalizer.Release)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "failed to release finalizer from Widget a: ")
-	_, isAPI := kube.AsAPIError(err)
+	_, isAPI := kubeapi.AsAPIError(err)
 	assert.False(t, isAPI)
 }

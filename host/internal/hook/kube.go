@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 )
 
 // lazyKube builds the run's one Kubernetes client on first use: a run that needs no API call
@@ -21,7 +21,7 @@ func (l *lazyKube) get() (Kube, error) {
 	return l.client, l.err
 }
 
-func (l *lazyKube) JSONPatch(ctx context.Context, t kube.Target, patch []byte) error {
+func (l *lazyKube) JSONPatch(ctx context.Context, t kubeapi.Target, patch []byte) error {
 	c, err := l.get()
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (l *lazyKube) JSONPatch(ctx context.Context, t kube.Target, patch []byte) e
 	return c.JSONPatch(ctx, t, patch)
 }
 
-func (l *lazyKube) MergePatchStatus(ctx context.Context, t kube.Target, patch []byte) error {
+func (l *lazyKube) MergePatchStatus(ctx context.Context, t kubeapi.Target, patch []byte) error {
 	c, err := l.get()
 	if err != nil {
 		return err
@@ -37,7 +37,7 @@ func (l *lazyKube) MergePatchStatus(ctx context.Context, t kube.Target, patch []
 	return c.MergePatchStatus(ctx, t, patch)
 }
 
-func (l *lazyKube) Finalizers(ctx context.Context, t kube.Target) ([]string, error) {
+func (l *lazyKube) Finalizers(ctx context.Context, t kubeapi.Target) ([]string, error) {
 	c, err := l.get()
 	if err != nil {
 		return nil, err

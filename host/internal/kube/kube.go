@@ -12,10 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,68 +23,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 )
 
-// Target addresses one namespaced custom resource.
-type Target struct {
-	Group, Version, Plural, Namespace, Name string
-}
-
-func (t Target) segments(sub ...string) []string {
+func segments(t kubeapi.Target, sub ...string) []string {
 	return append([]string{"/apis", t.Group, t.Version, "namespaces", t.Namespace, t.Plural, t.Name}, sub...)
-}
-
-// APIError is a request the API server answered with an error status.
-type APIError struct {
-	Code int
-	// Body is the response body, or client-go's description of it when it was not JSON.
-	Body string
-	err  error
-}
-
-// maxBody bounds the body quoted in an error message.
-const maxBody = 512
-
-func (e *APIError) Error() string {
-	msg := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", e.Code, http.StatusText(e.Code)))
-	body := strings.Join(strings.Fields(strings.ToValidUTF8(e.Body, "\uFFFD")), " ")
-	if len(body) > maxBody {
-		// Dropping the bytes of a character cut in half keeps the log line valid UTF-8.
-		body = strings.ToValidUTF8(body[:maxBody-3], "") + "..."
-	}
-	if body != "" {
-		msg += ": " + body
-	}
-	return msg
-}
-
-func (e *APIError) Unwrap() error { return e.err }
-
-// DetailsName is details.name of a JSON Status body, "" for any other body.
-func (e *APIError) DetailsName() string {
-	var st struct {
-		Kind    string `json:"kind"`
-		Details *struct {
-			Name string `json:"name"`
-		} `json:"details"`
-	}
-	if json.Unmarshal([]byte(e.Body), &st) != nil || st.Kind != "Status" || st.Details == nil {
-		return ""
-	}
-	return st.Details.Name
-}
-
-// ObjectGone reports a 404 about the named object itself, not a missing route or CRD (whose 404
-// names nothing, or something else).
-func (e *APIError) ObjectGone(name string) bool {
-	return e.Code == http.StatusNotFound && name != "" && e.DetailsName() == name
-}
-
-// AsAPIError returns err's APIError, if it has one.
-func AsAPIError(err error) (*APIError, bool) {
-	var ae *APIError
-	ok := errors.As(err, &ae)
-	return ae, ok
 }
 
 // Client talks to one API server. One client serves a whole run.
@@ -145,20 +87,20 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 }
 
 // JSONPatch applies a JSON patch (RFC 6902) to the object.
-func (c *Client) JSONPatch(ctx context.Context, t Target, patch []byte) error {
-	_, err := do(ctx, c.rest.Patch(types.JSONPatchType).AbsPath(t.segments()...).Body(patch))
+func (c *Client) JSONPatch(ctx context.Context, t kubeapi.Target, patch []byte) error {
+	_, err := do(ctx, c.rest.Patch(types.JSONPatchType).AbsPath(segments(t)...).Body(patch))
 	return err
 }
 
 // MergePatchStatus applies a JSON merge patch to the object's status subresource.
-func (c *Client) MergePatchStatus(ctx context.Context, t Target, patch []byte) error {
-	_, err := do(ctx, c.rest.Patch(types.MergePatchType).AbsPath(t.segments("status")...).Body(patch))
+func (c *Client) MergePatchStatus(ctx context.Context, t kubeapi.Target, patch []byte) error {
+	_, err := do(ctx, c.rest.Patch(types.MergePatchType).AbsPath(segments(t, "status")...).Body(patch))
 	return err
 }
 
 // Finalizers reads the live object's metadata.finalizers.
-func (c *Client) Finalizers(ctx context.Context, t Target) ([]string, error) {
-	body, err := do(ctx, c.rest.Get().AbsPath(t.segments()...))
+func (c *Client) Finalizers(ctx context.Context, t kubeapi.Target) ([]string, error) {
+	body, err := do(ctx, c.rest.Get().AbsPath(segments(t)...))
 	if err != nil {
 		return nil, err
 	}
@@ -173,13 +115,13 @@ func (c *Client) Finalizers(ctx context.Context, t Target) ([]string, error) {
 	return obj.Metadata.Finalizers, nil
 }
 
-// GetSecretData reads a Secret's data. Errors are client-go's, so apierrors.IsNotFound applies.
+// GetSecretData reads a Secret's data. A refusal is a *kubeapi.APIError, so kubeapi.IsNotFound
+// applies (client-go's error stays in its chain).
 func (c *Client) GetSecretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-	res := c.rest.Get().AbsPath("/api/v1", "namespaces", namespace, "secrets", name).Do(ctx)
-	if err := res.Error(); err != nil {
+	body, err := do(ctx, c.rest.Get().AbsPath("/api/v1", "namespaces", namespace, "secrets", name))
+	if err != nil {
 		return nil, err
 	}
-	body, _ := res.Raw()
 	var secret struct {
 		Data map[string][]byte `json:"data"`
 	}
@@ -206,5 +148,5 @@ func do(ctx context.Context, req *rest.Request) ([]byte, error) {
 	if text == "" {
 		text = status.Status().Message
 	}
-	return nil, &APIError{Code: int(status.Status().Code), Body: text, err: err}
+	return nil, &kubeapi.APIError{Code: int(status.Status().Code), Body: text, Err: err}
 }

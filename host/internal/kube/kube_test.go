@@ -14,9 +14,10 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 )
 
-var target = kube.Target{Group: "example.openstack-sync.io", Version: "v1alpha1", Plural: "widgets", Namespace: "ns", Name: "a"}
+var target = kubeapi.Target{Group: "example.openstack-sync.io", Version: "v1alpha1", Plural: "widgets", Namespace: "ns", Name: "a"}
 
 var path = kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a")
 
@@ -82,7 +83,7 @@ func TestAPIErrors(t *testing.T) {
 			s := kubetest.NewServer(t)
 			s.Intercept = func(kubetest.Request) (int, string, bool) { return tt.code, tt.body, true }
 			err := client(t, s).MergePatchStatus(ctx, target, []byte(`{}`))
-			ae, ok := kube.AsAPIError(err)
+			ae, ok := kubeapi.AsAPIError(err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, tt.code, ae.Code)
 			assert.True(t, strings.HasPrefix(ae.Error(), tt.wantText), ae.Error())
@@ -101,7 +102,7 @@ func TestTransportErrorIsNotAnAPIError(t *testing.T) {
 	s.Close()
 	err := c.JSONPatch(context.Background(), target, []byte(`[]`))
 	require.Error(t, err)
-	_, ok := kube.AsAPIError(err)
+	_, ok := kubeapi.AsAPIError(err)
 	assert.False(t, ok)
 }
 

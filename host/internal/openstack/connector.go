@@ -35,14 +35,13 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"golang.org/x/time/rate"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
-// SecretReader reads a Secret's data. Errors are client-go's, so apierrors.IsNotFound applies.
+// SecretReader reads a Secret's data. A missing Secret is a *kubeapi.APIError with code 404.
 type SecretReader interface {
 	GetSecretData(ctx context.Context, namespace, name string) (map[string][]byte, error)
 }
@@ -161,7 +160,7 @@ func (c *connector) Connect(ctx context.Context, creds plugin.Credentials) (plug
 func (c *connector) readCloud(ctx context.Context, creds plugin.Credentials) (*cloudConfig, error) {
 	secret := fmt.Sprintf("Secret %s/%s", creds.Namespace, creds.SecretName)
 	data, err := c.secrets.GetSecretData(ctx, creds.Namespace, creds.SecretName)
-	if apierrors.IsNotFound(err) {
+	if kubeapi.IsNotFound(err) {
 		return nil, plugin.Permanent(fmt.Errorf("%s not found (named by cloudCredentialsRef.secretName)", secret))
 	}
 	if err != nil {

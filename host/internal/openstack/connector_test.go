@@ -12,14 +12,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
-// secrets is an in-memory SecretReader answering like client-go.
+// secrets is an in-memory SecretReader answering like package kube.
 type secrets struct {
 	mu    sync.Mutex
 	data  map[string]map[string][]byte // "ns/name" -> data
@@ -36,7 +35,7 @@ func (s *secrets) GetSecretData(_ context.Context, namespace, name string) (map[
 	}
 	d, ok := s.data[namespace+"/"+name]
 	if !ok {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
+		return nil, &kubeapi.APIError{Code: http.StatusNotFound, Body: `{"kind":"Status","reason":"NotFound","details":{"name":"` + name + `","kind":"secrets"}}`}
 	}
 	return d, nil
 }
@@ -101,13 +100,14 @@ func TestConnectRejectsBadSecrets(t *testing.T) {
 }
 
 func TestConnectReportsAPIErrorsAsRetryable(t *testing.T) {
-	sec := &secrets{err: apierrors.NewServiceUnavailable("etcd is down")}
+	unavailable := &kubeapi.APIError{Code: http.StatusServiceUnavailable, Body: "etcd is down"}
+	sec := &secrets{err: unavailable}
 	_, err := NewConnector(sec, Options{}).Connect(context.Background(),
 		plugin.Credentials{Namespace: "ns1", SecretName: "creds", CloudName: "c"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "reading Secret ns1/creds")
 	assert.False(t, plugin.IsPermanent(err))
-	assert.True(t, apierrors.IsServiceUnavailable(err), "the client-go error stays in the chain")
+	assert.ErrorIs(t, err, unavailable, "the API server's answer stays in the chain")
 }
 
 func TestConnectRejectsEmptyCredentials(t *testing.T) {

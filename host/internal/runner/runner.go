@@ -22,7 +22,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/finalizer"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
-	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
@@ -32,7 +32,7 @@ import (
 // Kube is everything the runner asks of the Kubernetes API.
 type Kube interface {
 	finalizer.API
-	MergePatchStatus(ctx context.Context, t kube.Target, patch []byte) error
+	MergePatchStatus(ctx context.Context, t kubeapi.Target, patch []byte) error
 }
 
 // Runner holds what one pass needs. A process runs one pass, so Run keeps that pass's sessions
@@ -337,15 +337,15 @@ func (rn *Runner) release(ctx context.Context, crs []*resource.Resource) int {
 var errNoNamespace = errors.New("no namespace to address it in")
 
 // target addresses cr in its namespace, else POD_NAMESPACE.
-func (rn *Runner) target(cr *resource.Resource) (kube.Target, error) {
+func (rn *Runner) target(cr *resource.Resource) (kubeapi.Target, error) {
 	ns := cmp.Or(cr.Namespace, rn.Config.PodNamespace)
 	if ns == "" {
-		return kube.Target{}, errNoNamespace
+		return kubeapi.Target{}, errNoNamespace
 	}
 	if err := rn.Config.CheckTarget(); err != nil {
-		return kube.Target{}, err
+		return kubeapi.Target{}, err
 	}
-	return kube.Target{Group: rn.Config.Group(), Version: rn.Config.Version(), Plural: rn.Config.Plural(),
+	return kubeapi.Target{Group: rn.Config.Group(), Version: rn.Config.Version(), Plural: rn.Config.Plural(),
 		Namespace: ns, Name: cr.Name}, nil
 }
 
@@ -400,7 +400,7 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	if err == nil {
 		return
 	}
-	if ae, ok := kube.AsAPIError(err); ok {
+	if ae, ok := kubeapi.AsAPIError(err); ok {
 		if ae.ObjectGone(cr.Name) {
 			log.Info(fmt.Sprintf("not patching %s status for %s; the CR is gone: %v", kind, cr.Name, ae))
 			return
