@@ -17,6 +17,7 @@ const (
 	entryGroupEnd   = "group_end"
 	entryReconcile  = "reconcile"
 	entryPrune      = "prune"
+	entryDelete     = "delete"
 )
 
 // instance is the guest-side state of one wasm instance: the open group's cache.
@@ -70,16 +71,20 @@ func (in *instance) dispatch(entry string, input []byte, h Host) ([]byte, *wire.
 			return nil, nil
 		}
 		return nil, toWire(p.WaitForAPI(NewContext(h, nil)))
-	case entryReconcile:
-		if p.Reconcile == nil {
-			return nil, &wire.Error{Message: "plugin has no Reconcile handler", Permanent: true}
+	case entryReconcile, entryDelete:
+		handler := p.Reconcile
+		if entry == entryDelete {
+			handler = p.Delete
+		}
+		if handler == nil {
+			return nil, &wire.Error{Message: "plugin has no " + entry + " handler", Permanent: true}
 		}
 		var msg reconcileMessage
 		if err := json.Unmarshal(input, &msg); err != nil {
-			return nil, &wire.Error{Message: "reconcile: decoding input: " + err.Error(), Permanent: true}
+			return nil, &wire.Error{Message: entry + ": decoding input: " + err.Error(), Permanent: true}
 		}
 		ctx := NewContext(h, in.groupCache)
-		res, err := p.Reconcile(ctx, &msg.ReconcileRequest)
+		res, err := handler(ctx, &msg.ReconcileRequest)
 		if err != nil {
 			return nil, toWire(err)
 		}

@@ -137,6 +137,10 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 			WaitForAPI: ok, Reconcile: rec},
 		"empty grant": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Grants: []Grant{{Service: "network"}}},
 			WaitForAPI: ok, Reconcile: rec},
+		"has delete, no func":      {Metadata: Metadata{Name: "x", EnvPrefix: "X", HasDelete: true, Lifecycle: true}, WaitForAPI: ok, Reconcile: rec},
+		"delete without lifecycle": {Metadata: Metadata{Name: "x", EnvPrefix: "X"}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
+		"best effort prune with only delete": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true,
+			Cleanup: Cleanup{WhenPrune: CleanupBestEffortPrune}}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -216,4 +220,39 @@ func TestHasCurrentABI(t *testing.T) {
 	} {
 		assert.Equal(t, want, hasCurrentABI([]byte(in)), in)
 	}
+}
+
+func TestDispatchDeleteGetsTheDeletedCRAndReturnsItsLifecycle(t *testing.T) {
+	var seen *ReconcileRequest
+	withPlugin(t, Plugin{
+		Metadata:   Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true, Cleanup: Cleanup{WhenPrune: CleanupFinalizedPrune}},
+		WaitForAPI: func(*Context) error { return nil },
+		Reconcile:  func(*Context, *ReconcileRequest) (*Result, error) { return nil, nil },
+		Delete: func(_ *Context, req *ReconcileRequest) (*Result, error) {
+			seen = req
+			return &Result{Lifecycle: &LifecycleStatus{Available: "False", Reason: "Progressing", Message: "deleting",
+				RequeueSeconds: 5}}, nil
+		},
+	})
+	var in instance
+	meta, werr := in.dispatch(entryMetadata, nil, &recordingHost{})
+	require.Nil(t, werr)
+	assert.Contains(t, string(meta), `"has_delete":true`)
+	assert.Contains(t, string(meta), `"lifecycle":true`)
+	out, werr := in.dispatch(entryDelete, []byte(`{"abi_version":1,"object":{"kind":"K","name":"a"},"spec":{"name":"a"},"status":{"id":"r1"}}`), &recordingHost{})
+	require.Nil(t, werr)
+	require.NotNil(t, seen)
+	assert.Equal(t, "r1", seen.Status["id"])
+	assert.JSONEq(t, `{"name":"a"}`, string(seen.Spec))
+	assert.JSONEq(t, `{"lifecycle":{"available":"False","reason":"Progressing","message":"deleting","requeue_seconds":5}}`, string(out))
+}
+
+func TestDispatchDeleteWithoutHandlerIsPermanent(t *testing.T) {
+	withPlugin(t, Plugin{Metadata: Metadata{Name: "x", EnvPrefix: "X"}, WaitForAPI: func(*Context) error { return nil },
+		Reconcile: func(*Context, *ReconcileRequest) (*Result, error) { return nil, nil }})
+	var in instance
+	_, werr := in.dispatch(entryDelete, []byte(`{"abi_version":1}`), &recordingHost{})
+	require.NotNil(t, werr)
+	assert.True(t, werr.Permanent)
+	assert.Contains(t, werr.Message, "no delete handler")
 }

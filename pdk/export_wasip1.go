@@ -86,3 +86,6 @@ func exportReconcile() int32 { return run(entryReconcile) }
 
 //go:wasmexport prune
 func exportPrune() int32 { return run(entryPrune) }
+
+//go:wasmexport delete
+func exportDelete() int32 { return run(entryDelete) }

@@ -23,6 +23,12 @@ type Plugin struct {
 	// delete could not complete, and MUST delete nothing for an empty desired set unless
 	// req.AuthoritativeEmpty is true.
 	Prune func(ctx *Context, req *PruneRequest) error
+	// Delete is the per-CR delete of a CR being deleted under the host's finalizer: req carries
+	// the CR's last spec and status (status.id included). The host releases the finalizer only
+	// when the Result's Lifecycle progress is Success; any other outcome keeps the finalizer and
+	// the CR is run again. It MUST NOT delete anything the CR does not own. Optional: without it
+	// the set-based Prune is the only cleanup. pdk/lifecycle's Driver.Delete implements it.
+	Delete func(ctx *Context, req *ReconcileRequest) (*Result, error)
 }
 
 // Metadata describes the plugin to the host and to operators.
@@ -56,6 +62,12 @@ type Metadata struct {
 	// bytes). The host shows these three (`openstack-sync plugin inspect`, OCI annotations)
 	// and never acts on them.
 	Source string `json:"source,omitempty"`
+	// HasDelete is set by Register when Delete is non-nil.
+	HasDelete bool `json:"has_delete,omitempty"`
+	// Lifecycle says the plugin reports the shared lifecycle status (Result.Lifecycle): the host
+	// then writes status.id, status.resource and the Available and Progressing conditions, and
+	// schedules the short progress run that picks up Progressing CRs (docs/abi.md).
+	Lifecycle bool `json:"lifecycle,omitempty"`
 }
 
 // Grant allows calls to one OpenStack service. A request is allowed when its service equals
@@ -165,6 +177,28 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 	// ExtraStatus keys are merged at the top level of the CR status (declare them in the CRD).
 	ExtraStatus map[string]any `json:"extra_status,omitempty"`
+	// Lifecycle is the shared lifecycle status of a plugin whose Metadata.Lifecycle is set. With
+	// it, a failure is reported here rather than as an error, so the status.id of a resource that
+	// exists is recorded even when a later step failed.
+	Lifecycle *LifecycleStatus `json:"lifecycle,omitempty"`
+}
+
+// LifecycleStatus is what a lifecycle plugin reports about one CR (docs/operators/status.md).
+type LifecycleStatus struct {
+	// ID becomes status.id; "" leaves the recorded one as it is.
+	ID string `json:"id,omitempty"`
+	// Resource becomes status.resource: the observed OpenStack resource; nil leaves it as it is.
+	Resource any `json:"resource,omitempty"`
+	// Available is the Available condition's status: "True", "False" or "Unknown".
+	Available string `json:"available"`
+	// Reason is the Progressing condition's reason: Success, Progressing, TransientError,
+	// InvalidConfiguration or UnrecoverableError.
+	Reason string `json:"reason"`
+	// Message says what the CR waits for or why it failed; empty on success.
+	Message string `json:"message,omitempty"`
+	// RequeueSeconds is how soon a Progressing CR wants to be looked at again (a hint: the host's
+	// progress schedule is the floor).
+	RequeueSeconds int64 `json:"requeue_seconds,omitempty"`
 }
 
 var registered *Plugin
@@ -178,6 +212,9 @@ func Register(p Plugin) {
 	}
 	if p.Prune != nil {
 		p.Metadata.HasPrune = true
+	}
+	if p.Delete != nil {
+		p.Metadata.HasDelete = true
 	}
 	if err := validate(&p); err != nil {
 		panic("pdk.Register: " + err.Error())
@@ -199,15 +236,25 @@ func validate(p *Plugin) error {
 	if m.HasPrune && p.Prune == nil {
 		return fmt.Errorf("plugin %q: Metadata.HasPrune is set but Prune is nil", m.Name)
 	}
+	if m.HasDelete && p.Delete == nil {
+		return fmt.Errorf("plugin %q: Metadata.HasDelete is set but Delete is nil", m.Name)
+	}
+	if p.Delete != nil && !m.Lifecycle {
+		return fmt.Errorf("plugin %q: a Delete handler reports its outcome in Result.Lifecycle; set Metadata.Lifecycle", m.Name)
+	}
 	if !m.Probe && (p.WaitForAPI == nil || p.Reconcile == nil) {
 		return fmt.Errorf("plugin %q: WaitForAPI and Reconcile are required", m.Name)
 	}
 	for _, c := range []CleanupPolicy{m.Cleanup.WhenPrune, m.Cleanup.WhenNoPrune} {
 		switch c {
 		case CleanupDefault, CleanupNone:
-		case CleanupBestEffortPrune, CleanupFinalizedPrune:
+		case CleanupBestEffortPrune:
 			if p.Prune == nil {
 				return fmt.Errorf("plugin %q: cleanup policy %s needs a Prune handler", m.Name, c)
+			}
+		case CleanupFinalizedPrune:
+			if p.Prune == nil && p.Delete == nil {
+				return fmt.Errorf("plugin %q: cleanup policy %s needs a Prune or Delete handler", m.Name, c)
 			}
 		default:
 			return fmt.Errorf("plugin %q: unknown cleanup policy %q", m.Name, c)

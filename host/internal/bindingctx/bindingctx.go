@@ -187,3 +187,39 @@ func IsError(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
 }
+
+// OnlyBinding reports whether every context of the run belongs to binding (and there is one).
+func OnlyBinding(contexts []Context, binding string) bool {
+	for _, c := range contexts {
+		if c.Binding() != binding {
+			return false
+		}
+	}
+	return len(contexts) > 0
+}
+
+// AnySyncStatus reports whether any object in any snapshot of the run has status.syncStatus
+// equal to want. It reads nothing else, so it is cheap enough to decide whether a run has work
+// before the plugin is even loaded; an object it cannot read counts as a match.
+func AnySyncStatus(contexts []Context, want string) bool {
+	for _, c := range contexts {
+		snaps, _ := c["snapshots"].(map[string]any)
+		for _, v := range snaps {
+			list, ok := v.([]any)
+			if !ok {
+				return true
+			}
+			for _, o := range unwrap(list) {
+				m, ok := o.(map[string]any)
+				if !ok {
+					return true
+				}
+				st, _ := m["status"].(map[string]any)
+				if st != nil && st["syncStatus"] == want {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

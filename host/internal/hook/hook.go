@@ -24,6 +24,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/runner"
+	"github.com/openstack-sync/openstack-sync/host/internal/status"
 )
 
 // LoadOptions tell a loader how to start a plugin.
@@ -171,7 +172,7 @@ func printConfig(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.Look
 	defer closePlugin(ctx, p, log)
 	doc := hookenv.DisabledDocument()
 	if !meta.Probe {
-		if doc, err = hookenv.ConfigDocument(lookupEnv, meta.EnvPrefix, meta.BindingName); err != nil {
+		if doc, err = hookenv.ConfigDocument(lookupEnv, meta.EnvPrefix, meta.BindingName, meta.Lifecycle); err != nil {
 			fmt.Fprintln(stderr, err)
 			return ExitFail
 		}
@@ -194,6 +195,12 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	}
 	if len(contexts) == 0 {
 		log.Debug("no binding contexts; nothing to do")
+		return ExitOK
+	}
+	if bindingctx.OnlyBinding(contexts, hookenv.ProgressBinding) && !bindingctx.AnySyncStatus(contexts, status.Progressing) {
+		// The progress schedule fires every 30 s; with nothing Progressing it must cost no more
+		// than reading the binding context: no plugin load, no connection.
+		log.Debug("progress run with no Progressing CR; nothing to do")
 		return ExitOK
 	}
 	// The loader names the plugin on its own lines, so it gets the logger without a plugin attribute.
@@ -229,8 +236,11 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Error(err.Error())
 		return ExitFail
 	}
-	plan, err := planner.Build(contexts, planner.Options{Binding: cfg.BindingName, Kind: cfg.Kind,
-		PodNamespace: cfg.PodNamespace, Log: log})
+	opts := planner.Options{Binding: cfg.BindingName, Kind: cfg.Kind, PodNamespace: cfg.PodNamespace, Log: log}
+	if meta.Lifecycle {
+		opts.ProgressBinding = hookenv.ProgressBinding
+	}
+	plan, err := planner.Build(contexts, opts)
 	if err != nil {
 		log.Error(err.Error())
 		return ExitFail

@@ -222,6 +222,18 @@ func TestRun(t *testing.T) {
 		{name: "a run with nothing to write never builds a client", setup: func(h *harness) {
 			h.enable().contexts(syncOf())
 		}, code: 0, loaded: 1, kubes: 0},
+		{name: "a progress run with nothing Progressing loads no plugin", setup: func(h *harness) {
+			h.enable().contexts([]any{map[string]any{"binding": "progress sync", "type": "Schedule",
+				"snapshots": map[string]any{"widgets": []any{map[string]any{"object": widget("a")}}}}})
+		}, code: 0, loaded: 0, kubes: 0},
+		{name: "a progress run reconciles only the Progressing CRs", setup: func(h *harness) {
+			busy := widget("b")
+			busy["status"] = map[string]any{"syncStatus": "Progressing"}
+			h.plugin.Meta = plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets", Lifecycle: true}
+			h.enable().contexts([]any{map[string]any{"binding": "progress sync", "type": "Schedule",
+				"snapshots": map[string]any{"widgets": []any{map[string]any{"object": widget("a")}, map[string]any{"object": busy}}}}})
+			h.srv.Put(kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "b"), busy)
+		}, code: 0, loaded: 1, kubes: 1, stderr: []string{"Found 1 widget(s) to reconcile"}},
 		{name: "panic", setup: func(h *harness) {
 			h.enable().contexts(syncOf(widget("a")))
 			h.plugin.Results = map[string]plugintest.Result{"a": {Panic: errors.New("index out of range")}}

@@ -47,6 +47,14 @@ type Crontab struct {
 // ScheduleBinding is the binding name of the periodic full run.
 const ScheduleBinding = "periodic sync"
 
+// ProgressBinding is the binding name of a lifecycle plugin's progress run, which reconciles only
+// the CRs whose status is Progressing (docs/abi.md, "Progress runs").
+const ProgressBinding = "progress sync"
+
+// DefaultProgressCrontab runs the progress binding every 30 seconds, which is also the hook's
+// executionMinInterval: a shorter schedule would only queue runs the interval then merges.
+const DefaultProgressCrontab = "*/30 * * * * *"
+
 var settings = Settings{ExecutionMinInterval: "30s", ExecutionBurst: 1}
 
 // DisabledDocument is the no-op configuration: shell-operator needs at least one binding, and an
@@ -80,6 +88,14 @@ func EnabledDocument(c Config) Document {
 			Queue:                c.BindingName,
 		}}
 	}
+	if c.ProgressCrontab != "" {
+		d.Schedule = append(d.Schedule, Crontab{
+			Name:                 ProgressBinding,
+			Crontab:              c.ProgressCrontab,
+			IncludeSnapshotsFrom: []string{c.BindingName},
+			Queue:                c.BindingName,
+		})
+	}
 	return d
 }
 
@@ -93,8 +109,9 @@ func (d Document) Marshal() []byte {
 }
 
 // ConfigDocument is what --config prints for a CR plugin: the disabled shape unless
-// <P>_ENABLED=true, in which case the CRD identity must be complete.
-func ConfigDocument(lookup LookupFunc, prefix, bindingName string) (Document, error) {
+// <P>_ENABLED=true, in which case the CRD identity must be complete. Only a lifecycle plugin
+// gets the progress schedule: no other plugin ever writes a Progressing status.
+func ConfigDocument(lookup LookupFunc, prefix, bindingName string, lifecycle bool) (Document, error) {
 	enabled, err := Enabled(lookup, prefix)
 	if err != nil || !enabled {
 		return DisabledDocument(), err
@@ -102,6 +119,9 @@ func ConfigDocument(lookup LookupFunc, prefix, bindingName string) (Document, er
 	c, err := Load(lookup, prefix, bindingName)
 	if err != nil {
 		return Document{}, err
+	}
+	if !lifecycle {
+		c.ProgressCrontab = ""
 	}
 	return EnabledDocument(c), nil
 }

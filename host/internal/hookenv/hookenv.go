@@ -34,8 +34,10 @@ type Config struct {
 	StatusEnabled bool
 	Prune         bool
 	SyncCrontab   string
-	ReadyRetries  int
-	ReadyDelay    time.Duration
+	// ProgressCrontab schedules the progress runs of a lifecycle plugin ("" for none).
+	ProgressCrontab string
+	ReadyRetries    int
+	ReadyDelay      time.Duration
 	// PodNamespace is POD_NAMESPACE, "" when unset.
 	PodNamespace string
 }
@@ -165,6 +167,10 @@ func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
 	c.PodNamespace, _ = lookup("POD_NAMESPACE")
 	crontab, _ := lookup(prefix + "_SYNC_CRONTAB")
 	c.SyncCrontab = strings.TrimSpace(crontab)
+	c.ProgressCrontab = DefaultProgressCrontab
+	if crontab, ok := lookup(prefix + "_PROGRESS_CRONTAB"); ok {
+		c.ProgressCrontab = strings.TrimSpace(crontab)
+	}
 	if c.Enabled, err = Enabled(lookup, prefix); err != nil {
 		return Config{}, err
 	}

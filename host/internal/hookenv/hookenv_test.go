@@ -40,6 +40,10 @@ func TestLoad(t *testing.T) {
 			c.StatusEnabled, c.Prune, c.SyncCrontab = true, true, "0 * * * *"
 			c.ReadyRetries, c.ReadyDelay, c.PodNamespace = 5, 250*time.Millisecond, "openstack"
 		}},
+		{name: "progress crontab", set: map[string]string{"P_PROGRESS_CRONTAB": " */10 * * * * * "},
+			want: func(c *Config) { c.ProgressCrontab = "*/10 * * * * *" }},
+		{name: "empty progress crontab turns progress runs off", set: map[string]string{"P_PROGRESS_CRONTAB": ""},
+			want: func(c *Config) { c.ProgressCrontab = "" }},
 		{name: "zero retries skip the probe", set: map[string]string{"P_READY_RETRIES": "0"},
 			want: func(c *Config) { c.ReadyRetries = 0 }},
 		{name: "exponent delay", set: map[string]string{"P_READY_DELAY": "1e1"}, want: func(c *Config) {}},
@@ -81,7 +85,8 @@ func TestLoad(t *testing.T) {
 			require.NoError(t, err)
 			want := Config{Prefix: "P", BindingName: "b", Enabled: true,
 				APIVersion: "neutron.openstack-sync.io/v1alpha1", Kind: "NeutronRouterFlavor",
-				Resource: "neutronrouterflavors.neutron.openstack-sync.io", ReadyRetries: 30, ReadyDelay: 10 * time.Second}
+				Resource: "neutronrouterflavors.neutron.openstack-sync.io", ReadyRetries: 30, ReadyDelay: 10 * time.Second,
+				ProgressCrontab: DefaultProgressCrontab}
 			tt.want(&want)
 			assert.Equal(t, want, got)
 		})
@@ -99,9 +104,10 @@ func TestTarget(t *testing.T) {
 
 func TestConfigDocumentGolden(t *testing.T) {
 	tests := []struct {
-		golden string
-		env    map[string]string
-		err    string
+		golden    string
+		env       map[string]string
+		lifecycle bool
+		err       string
 	}{
 		// A disabled hook reads nothing else, so a broken value elsewhere does not matter.
 		{golden: "disabled.json", env: map[string]string{"P_READY_RETRIES": "x"}},
@@ -110,13 +116,18 @@ func TestConfigDocumentGolden(t *testing.T) {
 		{golden: "disabled.json", env: map[string]string{"P_SYNC_CRONTAB": "0 * * * *"}},
 		{golden: "enabled-namespaced.json", env: with(base(), "POD_NAMESPACE", "openstack", "P_SYNC_CRONTAB", " 0 * * * * ")},
 		{golden: "enabled-cluster-wide.json", env: with(base(), "POD_NAMESPACE", "", "P_SYNC_CRONTAB", "   ")},
+		// A lifecycle plugin adds the progress schedule; a plugin that is not one never gets it.
+		{golden: "enabled-lifecycle.json", lifecycle: true, env: with(base(), "POD_NAMESPACE", "openstack", "P_SYNC_CRONTAB", "0 * * * *")},
+		{golden: "enabled-lifecycle-custom.json", lifecycle: true, env: with(base(), "POD_NAMESPACE", "openstack", "P_PROGRESS_CRONTAB", " */10 * * * * * ")},
+		{golden: "enabled-cluster-wide.json", lifecycle: true, env: with(base(), "POD_NAMESPACE", "", "P_PROGRESS_CRONTAB", "")},
+		{golden: "enabled-namespaced.json", env: with(base(), "POD_NAMESPACE", "openstack", "P_SYNC_CRONTAB", "0 * * * *", "P_PROGRESS_CRONTAB", "* * * * * *")},
 		{env: map[string]string{"P_ENABLED": "TRUE"}, err: "P_ENABLED must be true or false"},
 		{env: with(base(), "P_CRD_KIND", ""), err: "P_CRD_KIND is required"},
 		{env: with(base(), "P_READY_DELAY", "soon"), err: "P_READY_DELAY must be a number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden+tt.err, func(t *testing.T) {
-			doc, err := ConfigDocument(env(tt.env), "P", "neutron-router-flavors")
+			doc, err := ConfigDocument(env(tt.env), "P", "neutron-router-flavors", tt.lifecycle)
 			if tt.err != "" {
 				assert.ErrorContains(t, err, tt.err)
 				return

@@ -12,6 +12,16 @@
 // every live CR they carry. Such an echo also cancels an earlier changed event of the same CR in
 // the batch (typically the hook's own finalizer write): the newest state already records the
 // outcome of the generation that event would have reconciled.
+//
+// # Lifecycle rules
+//
+// A CR whose Progressing condition records a terminal reason (InvalidConfiguration or
+// UnrecoverableError) for its current generation is not reconciled again by any run: no retry
+// can change the outcome until the spec does, and a spec change bumps the generation. It stays
+// desired, so a prune keeps what it names. A Progressing CR's own status echo is skipped like a
+// Synced or Failed one; the progress binding (Options.ProgressBinding) picks it up instead: a run
+// that carries only that binding's contexts reconciles only Progressing CRs, continues only the
+// deletes that are in progress, and plans no prune.
 package planner
 
 import (
@@ -41,6 +51,8 @@ type Plan struct {
 	PruneCredentials []plugin.Credentials
 	// Unreadable names (namespace/name) the CRs that could not be read, sorted.
 	Unreadable []string
+	// Progress is set for a run of the progress binding: only Progressing CRs, no prune.
+	Progress bool
 }
 
 // Options name the binding and say how to read its CRs.
@@ -48,6 +60,9 @@ type Options struct {
 	Binding      string
 	Kind         string
 	PodNamespace string
+	// ProgressBinding is the schedule binding whose runs pick up Progressing CRs; "" when the
+	// plugin has none.
+	ProgressBinding string
 	// Log names the plugin; lines about a CR add kind and namespace/name.
 	Log *slog.Logger
 }
@@ -63,14 +78,18 @@ func Build(contexts []bindingctx.Context, opts Options) (Plan, error) {
 	p := &planner{Options: opts, unreadable: map[string]bool{}}
 	var plan Plan
 	var err error
-	if slices.ContainsFunc(contexts, func(c bindingctx.Context) bool { return c.IsEventOf(opts.Binding) }) {
+	switch {
+	case slices.ContainsFunc(contexts, func(c bindingctx.Context) bool { return c.IsEventOf(opts.Binding) }):
 		plan, err = p.events(contexts)
-	} else {
+	case p.progressOnly(contexts):
+		plan, err = p.progress(contexts)
+	default:
 		plan, err = p.full(contexts)
 	}
 	if err != nil {
 		return Plan{}, err
 	}
+	plan.Reconcile = p.skipTerminal(plan.Reconcile)
 	plan.Unreadable = slices.Sorted(maps.Keys(p.unreadable))
 	return plan, nil
 }
@@ -196,6 +215,77 @@ func (p *planner) full(contexts []bindingctx.Context) (Plan, error) {
 	}, nil
 }
 
+// progressOnly reports whether every context of the run is the progress binding's.
+func (p *planner) progressOnly(contexts []bindingctx.Context) bool {
+	return p.ProgressBinding != "" && len(contexts) > 0 && !slices.ContainsFunc(contexts, func(c bindingctx.Context) bool {
+		return c.Binding() != p.ProgressBinding
+	})
+}
+
+// progress plans a run of the progress binding: the CRs (live or being deleted) whose status is
+// Progressing, and no prune. Everything else waits for its events or the periodic sync.
+func (p *planner) progress(contexts []bindingctx.Context) (Plan, error) {
+	items, err := bindingctx.FullSnapshot(contexts, p.Binding)
+	if err != nil {
+		return Plan{}, err
+	}
+	live, deleted := p.readAll(items)
+	isProgressing := func(r *resource.Resource) bool { return r.Status["syncStatus"] == status.Progressing }
+	plan := Plan{Desired: live, Progress: true}
+	for _, r := range live {
+		if isProgressing(r) {
+			plan.Reconcile = append(plan.Reconcile, r)
+		}
+	}
+	for _, r := range dedupe(deleted) {
+		if isProgressing(r) {
+			plan.Deleted = append(plan.Deleted, r)
+		}
+	}
+	return plan, nil
+}
+
+// skipTerminal drops the CRs whose current generation already failed terminally.
+func (p *planner) skipTerminal(rs []*resource.Resource) []*resource.Resource {
+	return slices.DeleteFunc(rs, func(r *resource.Resource) bool {
+		reason, ok := terminalOutcome(r)
+		if ok {
+			p.crLog(r).Info("Not reconciling " + r.Display() + "; generation " + strconv.FormatInt(*r.Generation, 10) +
+				" failed with " + reason + ", which no retry fixes until the spec changes")
+		}
+		return ok
+	})
+}
+
+// terminalOutcome returns the terminal reason the CR's Progressing condition records for its
+// current generation.
+func terminalOutcome(r *resource.Resource) (string, bool) {
+	if r.Generation == nil || r.Status == nil || !generationIs(r.Status["observedGeneration"], *r.Generation) {
+		return "", false
+	}
+	conds, _ := r.Status["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m == nil || m["type"] != status.ConditionProgressing || m["status"] != "False" {
+			continue
+		}
+		reason, _ := m["reason"].(string)
+		if status.TerminalReason(reason) && generationIs(m["observedGeneration"], *r.Generation) {
+			return reason, true
+		}
+	}
+	return "", false
+}
+
+func generationIs(v any, gen int64) bool {
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	g, err := n.Int64()
+	return err == nil && g == gen
+}
+
 // readAll splits snapshot items into live and deleting CRs, each sorted by spec.name.
 func (p *planner) readAll(items []any) (live, deleting []*resource.Resource) {
 	for _, obj := range items {
@@ -220,15 +310,10 @@ func recordsOwnOutcome(r *resource.Resource) bool {
 		return false
 	}
 	s, _ := r.Status["syncStatus"].(string)
-	if s != status.Synced && s != status.Failed {
+	if s != status.Synced && s != status.Failed && s != status.Progressing {
 		return false
 	}
-	n, ok := r.Status["observedGeneration"].(json.Number)
-	if !ok {
-		return false
-	}
-	g, err := n.Int64()
-	return err == nil && g == *r.Generation
+	return generationIs(r.Status["observedGeneration"], *r.Generation)
 }
 
 func sortByName(rs []*resource.Resource) {

@@ -25,6 +25,7 @@ type planRow struct {
 	creds        []string
 	unreadable   []string
 	err          string
+	progress     bool
 	logs         []string
 	notLogs      []string
 }
@@ -108,6 +109,19 @@ var planTable = []planRow{
 	// Decision 4: the credential group carries the CR's namespace, else POD_NAMESPACE, else "openstack".
 	{fixture: "cluster-scoped", podNamespace: "pods", reconcile: []string{"k:1"}, desired: []string{"k:1"}, creds: []string{"pods/s1/c1"}},
 	{fixture: "cluster-scoped", reconcile: []string{"k:1"}, desired: []string{"k:1"}, creds: []string{"openstack/s1/c1"}},
+	// Lifecycle: the progress binding runs only Progressing CRs and plans no prune; a terminal
+	// failure of the current generation is not retried.
+	{fixture: "progress-run", progress: true, reconcile: []string{"a:1"}, desired: []string{"a:1", "b:1", "c:1", "f:1"},
+		deleted: []string{"d:1"}},
+	{fixture: "progress-with-periodic", reconcile: []string{"a:1", "b:1", "c:1", "f:1"}, desired: []string{"a:1", "b:1", "c:1", "f:1"},
+		deleted: []string{"d:1", "e:1"}, creds: []string{s1}},
+	{fixture: "terminal-skip", reconcile: []string{"b:1", "c:1", "d:1", "e:1", "h:1"},
+		desired: []string{"a:1", "b:1", "c:1", "d:1", "e:1", "g:1", "h:1"}, creds: []string{s1},
+		logs: []string{"Not reconciling alpha; generation 2 failed with InvalidConfiguration, which no retry fixes until the spec changes",
+			"Not reconciling golf; generation 2 failed with UnrecoverableError"}},
+	{fixture: "event-lifecycle", reconcile: []string{"c:3"}, desired: []string{"a:2", "b:1", "c:3"}, creds: []string{s1},
+		logs: []string{"Skipping alpha Modified event; generation 1 is already Progressing",
+			"Not reconciling bravo; generation 2 failed with InvalidConfiguration"}},
 	{fixture: "sort-stable", reconcile: []string{"noname:1", "y:1", "x2:1", "x1:2"}, desired: []string{"noname:1", "y:1", "x2:1", "x1:2"},
 		creds: []string{s1}},
 }
@@ -127,7 +141,7 @@ func TestPlanTable(t *testing.T) {
 			require.NoError(t, err)
 			var logs bytes.Buffer
 			plan, err := Build(contexts, Options{Binding: "widgets", Kind: "Widget", PodNamespace: row.podNamespace,
-				Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+				ProgressBinding: "progress sync", Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			if row.err != "" {
 				require.EqualError(t, err, row.err)
 				assert.True(t, bindingctx.IsError(err))
@@ -143,6 +157,7 @@ func TestPlanTable(t *testing.T) {
 			}
 			assert.Equal(t, row.creds, creds, "prune credentials")
 			assert.Equal(t, row.unreadable, plan.Unreadable, "unreadable")
+			assert.Equal(t, row.progress, plan.Progress, "progress run")
 			for _, l := range row.logs {
 				assert.Contains(t, logs.String(), l)
 			}

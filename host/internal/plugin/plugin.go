@@ -38,6 +38,14 @@ type Metadata struct {
 	// Probe marks a connectivity probe that reconciles no CRs: its hook only validates a default
 	// credential on start-up.
 	Probe bool
+	// Lifecycle marks a plugin that reports the shared lifecycle status (Result.Lifecycle); its
+	// hook also runs the short progress schedule that picks up Progressing CRs.
+	Lifecycle bool
+	// HasDelete marks a plugin that implements Deleter: CRs being deleted go to it one by one.
+	HasDelete bool
+	// HasPrune says whether a plugin with HasDelete also has a set prune; the framework asks it
+	// only of such plugins (every other plugin is pruned as its cleanup policy says).
+	HasPrune bool
 }
 
 // Plugin is one resource type's reconcile and prune logic. Implementations need not be safe for
@@ -90,6 +98,46 @@ type Result struct {
 	Notes []string
 	// ExtraStatus keys are merged at the top level of the CR status.
 	ExtraStatus map[string]any
+	// Lifecycle is the shared lifecycle status, reported by plugins whose Metadata.Lifecycle is
+	// set; nil for the others.
+	Lifecycle *Lifecycle
+}
+
+// Progressing-condition reasons of the shared lifecycle status.
+const (
+	ReasonSuccess              = "Success"
+	ReasonProgressing          = "Progressing"
+	ReasonTransientError       = "TransientError"
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	ReasonUnrecoverableError   = "UnrecoverableError"
+)
+
+// Lifecycle is the shared lifecycle status of one CR. A failure is reported here rather than as
+// an error, so the id of a resource that exists is recorded whatever failed after it.
+type Lifecycle struct {
+	// ID is status.id; "" leaves the recorded id as it is.
+	ID string
+	// Resource is status.resource, the observed resource; nil leaves it as it is.
+	Resource any
+	// Available is the Available condition's status: True, False or Unknown.
+	Available string
+	// Reason is the Progressing condition's reason (one of the Reason* constants).
+	Reason  string
+	Message string
+	// RequeueSeconds is how soon a Progressing CR asks to be run again (a hint).
+	RequeueSeconds int64
+}
+
+// Terminal reports whether the reason is one no retry fixes until the spec changes.
+func (l *Lifecycle) Terminal() bool {
+	return l != nil && (l.Reason == ReasonInvalidConfiguration || l.Reason == ReasonUnrecoverableError)
+}
+
+// Deleter is implemented by plugins with a per-CR delete (Metadata.HasDelete): a CR being deleted
+// under the finalizer is passed with its last spec and status, status.id included. The finalizer
+// may be released only when the result's Lifecycle reason is Success.
+type Deleter interface {
+	Delete(ctx context.Context, s Session, c Cache, req ReconcileRequest) (Result, error)
 }
 
 // PruneRequest asks a plugin to delete what no desired spec claims.

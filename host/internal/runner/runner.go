@@ -50,6 +50,7 @@ type Runner struct {
 	Now func() time.Time
 
 	noun     string
+	meta     plugin.Metadata
 	sessions map[plugin.Credentials]plugin.Session
 	// holder is the UID of the newest object the plan saw under each namespace/name.
 	holder map[string]string
@@ -63,7 +64,8 @@ const (
 
 // Run performs one pass and returns the exit code: 0 when everything succeeded, else 1.
 func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
-	rn.noun = rn.Plugin.Metadata().Noun
+	rn.meta = rn.Plugin.Metadata()
+	rn.noun = rn.meta.Noun
 	rn.sessions = map[plugin.Credentials]plugin.Session{}
 	rn.holder = nameHolders(plan)
 	policy := rn.Plugin.CleanupPolicy(rn.Config.Prune)
@@ -95,28 +97,57 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	}
 
 	byCreds := groupByCredentials(ready)
+	terminal := 0
 	for _, creds := range sortedKeys(byCreds) {
-		failures += rn.reconcileGroup(ctx, creds, byCreds[creds])
+		f, t := rn.reconcileGroup(ctx, creds, byCreds[creds])
+		failures, terminal = failures+f, terminal+t
 	}
 
-	if failures > 0 || len(plan.Unreadable) > 0 {
+	// A per-CR delete concerns only its own CR, so it does not wait for the others to converge.
+	deleter, perCR := rn.Plugin.(plugin.Deleter)
+	perCR = perCR && rn.meta.HasDelete && policy.UsesFinalizer()
+	var deletedOK []*resource.Resource
+	deleteFailures := 0
+	if perCR {
+		deletedOK, deleteFailures = rn.deleteAll(ctx, deleter, plan.Deleted)
+	}
+
+	if failures > 0 || terminal > 0 || len(plan.Unreadable) > 0 {
 		// Only a policy that prunes has a prune to skip: a plugin without one is told what failed.
 		what := "Skipping %s prune; %d failed to reconcile and %d could not be read"
-		if !policy.RunsPrune() {
+		if !policy.RunsPrune() || (rn.meta.HasDelete && !rn.meta.HasPrune) {
 			what = "Finished reconciling %s(s) with errors; %d failed to reconcile and %d could not be read"
 		}
-		rn.Log.Error(fmt.Sprintf(what, rn.noun, failures, len(plan.Unreadable)), "kind", rn.Config.Kind)
-		if !policy.UsesFinalizer() {
+		msg := fmt.Sprintf(what, rn.noun, failures, len(plan.Unreadable))
+		if terminal > 0 {
+			msg += fmt.Sprintf("; %d failed terminally", terminal)
+		}
+		rn.Log.Error(msg, "kind", rn.Config.Kind)
+		switch {
+		case perCR:
+			rn.release(ctx, deletedOK)
+		case !policy.UsesFinalizer():
 			// Such a finalizer guards no cleanup; holding it would only wedge the CR in Terminating.
 			rn.release(ctx, plan.Deleted)
 		}
-		return 1
+		if failures > 0 || len(plan.Unreadable) > 0 || deleteFailures > 0 {
+			return 1
+		}
+		// A terminal failure is recorded and final until the spec changes: a failing exit would
+		// only make shell-operator repeat the run with the same outcome.
+		return 0
 	}
 
 	pruned, failed := rn.prune(ctx, policy, plan)
 	releasable := plan.Deleted
 	held := 0
-	if policy.UsesFinalizer() {
+	switch {
+	case perCR:
+		// The plugin's delete confirmed each of these gone (or detached) by id; that, not the set
+		// prune, is what the finalizer waited for.
+		releasable = deletedOK
+		held = deleteFailures
+	case policy.UsesFinalizer():
 		// Release rests on the prune that actually ran for the CR's group, not on the plan listing
 		// every deleted CR's group for prune.
 		releasable = slices.DeleteFunc(slices.Clone(plan.Deleted), func(cr *resource.Resource) bool {
@@ -150,14 +181,15 @@ func describeGroup(c plugin.Credentials) string {
 	return fmt.Sprintf("cloud=%s secret=%s namespace=%s", c.CloudName, c.SecretName, c.Namespace)
 }
 
-// reconcileGroup converges one credential group's CRs and returns how many failed.
-func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, crs []*resource.Resource) int {
+// reconcileGroup converges one credential group's CRs and returns how many failed, and how many
+// of a lifecycle plugin failed terminally (not retried until their spec changes).
+func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, crs []*resource.Resource) (failures, terminal int) {
 	log := groupLog(rn.Log, creds)
-	failAll := func(msg string) int {
+	failAll := func(msg string) (int, int) {
 		for _, cr := range crs {
 			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
 		}
-		return len(crs)
+		return len(crs), 0
 	}
 	s, err := rn.Connector.Connect(ctx, creds)
 	if err != nil {
@@ -179,7 +211,6 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 			log.Warn(fmt.Sprintf("Failed to close the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
 		}
 	}()
-	failures := 0
 	for _, cr := range crs {
 		clog := rn.crLog(cr)
 		res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
@@ -191,14 +222,96 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 			rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)})
 			continue
 		}
+		if l := res.Lifecycle; l != nil && l.Reason != plugin.ReasonSuccess {
+			switch {
+			case l.Terminal():
+				terminal++
+				clog.Error(fmt.Sprintf("Failed to reconcile %s %s (%s; not retried until its spec changes): %s",
+					rn.noun, cr.Display(), l.Reason, l.Message))
+			case l.Reason == plugin.ReasonTransientError:
+				failures++
+				clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), l.Message))
+			default:
+				clog.Info(fmt.Sprintf("%s %s is progressing: %s", capitalize(rn.noun), cr.Display(), l.Message))
+			}
+			rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
+			continue
+		}
 		if len(res.Notes) > 0 {
 			clog.Warn(fmt.Sprintf("%s %s converged but needs manual action: %s", capitalize(rn.noun), cr.Display(),
 				strings.Join(res.Notes, "; ")))
 		}
-		rn.patchStatus(ctx, cr, status.Outcome{Synced: true, Message: status.SyncedMessage(rn.noun, res.Notes),
-			Extra: res.ExtraStatus})
+		msg := status.SyncedMessage(rn.noun, res.Notes)
+		if res.Lifecycle != nil {
+			rn.patchStatus(ctx, cr, lifecycleOutcome(res.Lifecycle, msg, res.ExtraStatus))
+			continue
+		}
+		rn.patchStatus(ctx, cr, status.Outcome{Synced: true, Message: msg, Extra: res.ExtraStatus})
 	}
-	return failures
+	return failures, terminal
+}
+
+// lifecycleOutcome is the status of a lifecycle result: Synced exactly when its reason is
+// Success, and the Ready condition's reason is the lifecycle reason otherwise.
+func lifecycleOutcome(l *plugin.Lifecycle, msg string, extra map[string]any) status.Outcome {
+	sl := &status.Lifecycle{ID: l.ID, Available: l.Available, Reason: l.Reason, Message: l.Message}
+	if r, ok := l.Resource.(map[string]any); ok {
+		sl.Resource = r
+	}
+	o := status.Outcome{Synced: l.Reason == plugin.ReasonSuccess, Message: msg, Extra: extra, Lifecycle: sl}
+	if !o.Synced {
+		o.Reason = l.Reason
+	}
+	return o
+}
+
+// deleteAll passes each CR being deleted to the plugin's per-CR delete, grouped by credentials,
+// and returns those whose delete is done (their finalizer may go) and how many failed in a way a
+// retry may fix. A Progressing or terminal delete keeps its finalizer without failing the run:
+// the progress run, or a spec change, moves it on.
+func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resource.Resource) (done []*resource.Resource, failed int) {
+	byCreds := groupByCredentials(crs)
+	for _, creds := range sortedKeys(byCreds) {
+		log := groupLog(rn.Log, creds)
+		group := byCreds[creds]
+		s, err := rn.session(ctx, log, creds)
+		if err != nil {
+			log.Error(fmt.Sprintf("Cannot reach OpenStack to delete %d %s(s) for %s: %v", len(group), rn.noun, describeGroup(creds), err))
+			failed += len(group)
+			continue
+		}
+		for _, cr := range group {
+			clog := rn.crLog(cr)
+			res, err := d.Delete(ctx, s, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
+			if err != nil {
+				failed++
+				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %v", rn.noun, cr.Display(), err))
+				rn.patchStatus(ctx, cr, status.Outcome{Message: "Delete failed: " + err.Error(), Reason: conditionReason(err)})
+				continue
+			}
+			l := res.Lifecycle
+			switch {
+			case l == nil:
+				failed++
+				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: the plugin reported no outcome", rn.noun, cr.Display()))
+				continue
+			case l.Reason == plugin.ReasonSuccess:
+				clog.Info(fmt.Sprintf("Deleted %s %s", rn.noun, cr.Display()))
+				done = append(done, cr)
+				continue
+			case l.Reason == plugin.ReasonProgressing:
+				clog.Info(fmt.Sprintf("%s %s is being deleted: %s", capitalize(rn.noun), cr.Display(), l.Message))
+			case l.Terminal():
+				clog.Error(fmt.Sprintf("Cannot delete %s %s (%s; not retried until its spec changes); keeping its finalizer: %s",
+					rn.noun, cr.Display(), l.Reason, l.Message))
+			default:
+				failed++
+				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %s", rn.noun, cr.Display(), l.Message))
+			}
+			rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
+		}
+	}
+	return done, failed
 }
 
 // reasonPattern and maxReasonLen are what the API server accepts as a condition reason
@@ -256,6 +369,12 @@ func (rn *Runner) sleep(ctx context.Context, d time.Duration) error {
 // whose prune failed.
 func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan) (pruned, failed map[plugin.Credentials]bool) {
 	pruned, failed = map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}
+	if plan.Progress || (rn.meta.HasDelete && !rn.meta.HasPrune) {
+		// A progress run only moves Progressing CRs on; a plugin that deletes per CR and has no
+		// prune step has nothing to sweep.
+		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
+		return pruned, failed
+	}
 	if !policy.RunsPrune() {
 		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
 		return pruned, failed
@@ -373,6 +492,11 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	}
 	if !rn.Config.StatusEnabled {
 		return
+	}
+	if rn.meta.Lifecycle && o.Lifecycle == nil && !o.Synced {
+		// A failure the plugin never saw (connection, finalizer, a trap) still leaves the CR's
+		// lifecycle conditions consistent: not settled, retried.
+		o.Lifecycle = &status.Lifecycle{Available: "Unknown", Reason: status.ReasonTransientError, Message: o.Message}
 	}
 	if status.IsCurrent(o, cr.Generation, cr.Status) {
 		log.Debug(fmt.Sprintf("skipping %s status patch for %s; status is already current", kind, cr.Name))

@@ -15,6 +15,9 @@ import (
 const (
 	Synced = "Synced"
 	Failed = "Failed"
+	// Progressing is the syncStatus of a lifecycle CR whose resource is on its way: not a
+	// failure, and picked up again by the progress schedule.
+	Progressing = "Progressing"
 
 	ConditionReady        = "Ready"
 	ReasonReconciled      = "Reconciled"
@@ -32,6 +35,40 @@ type Outcome struct {
 	Reason string
 	// Extra are the plugin's top-level status keys; the framework's own keys win on collision.
 	Extra map[string]any
+	// Lifecycle, when set, adds status.id, status.resource and the Available and Progressing
+	// conditions; Synced must then be true exactly when its Reason is Success.
+	Lifecycle *Lifecycle
+}
+
+// Lifecycle is the shared lifecycle status of a CR (docs/operators/status.md).
+type Lifecycle struct {
+	// ID is status.id; "" leaves the recorded id alone.
+	ID string
+	// Resource is status.resource; nil leaves the recorded one alone.
+	Resource map[string]any
+	// Available is the Available condition's status: True, False or Unknown.
+	Available string
+	// Reason is the Progressing condition's reason: Success, Progressing, TransientError,
+	// InvalidConfiguration or UnrecoverableError.
+	Reason  string
+	Message string
+}
+
+// Condition types and the Progressing condition's reasons written for lifecycle CRs.
+const (
+	ConditionAvailable   = "Available"
+	ConditionProgressing = "Progressing"
+
+	ReasonSuccess              = "Success"
+	ReasonProgressing          = "Progressing"
+	ReasonTransientError       = "TransientError"
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	ReasonUnrecoverableError   = "UnrecoverableError"
+)
+
+// TerminalReason reports whether a Progressing reason is one no retry fixes until the spec changes.
+func TerminalReason(reason string) bool {
+	return reason == ReasonInvalidConfiguration || reason == ReasonUnrecoverableError
 }
 
 // SyncedMessage is the message of a successful reconcile.
@@ -59,10 +96,64 @@ func (o Outcome) message() string {
 }
 
 func (o Outcome) syncStatus() string {
-	if o.Synced {
+	switch {
+	case o.Synced:
 		return Synced
+	case o.Lifecycle != nil && o.Lifecycle.Reason == ReasonProgressing:
+		return Progressing
 	}
 	return Failed
+}
+
+// conditions are the desired conditions without their transition times: Ready, then for a
+// lifecycle CR Available and Progressing.
+func (o Outcome) conditions(generation *int64) []map[string]any {
+	out := []map[string]any{o.condition(generation)}
+	l := o.Lifecycle
+	if l == nil {
+		return out
+	}
+	avail := map[string]any{"type": ConditionAvailable, "status": l.Available, "reason": l.Reason}
+	switch {
+	case l.Available == "True":
+		avail["reason"], avail["message"] = ReasonSuccess, "The OpenStack resource is available"
+	case l.Message != "":
+		avail["message"] = Truncate(strings.ToValidUTF8(l.Message, "\uFFFD"), MaxMessage)
+	default:
+		avail["message"] = "The OpenStack resource is not available"
+	}
+	prog := map[string]any{"type": ConditionProgressing, "status": "False", "reason": l.Reason,
+		"message": Truncate(strings.ToValidUTF8(l.Message, "\uFFFD"), MaxMessage)}
+	if l.Reason == ReasonProgressing || l.Reason == ReasonTransientError {
+		// Still on its way, or failed in a way the next run may fix: the CR is not settled.
+		prog["status"] = "True"
+	}
+	if l.Reason == ReasonSuccess && l.Message == "" {
+		prog["message"] = "The OpenStack resource is up to date"
+	}
+	for _, c := range []map[string]any{avail, prog} {
+		if generation != nil {
+			c["observedGeneration"] = *generation
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// resourcePatch is status.resource as a merge patch: the observed resource replaces the recorded
+// one, so a key OpenStack no longer reports is deleted (null) rather than left behind.
+func (l *Lifecycle) resourcePatch(current map[string]any) map[string]any {
+	if l == nil || l.Resource == nil {
+		return nil
+	}
+	patch := maps.Clone(l.Resource)
+	old, _ := current["resource"].(map[string]any)
+	for k := range old {
+		if _, ok := patch[k]; !ok {
+			patch[k] = nil
+		}
+	}
+	return patch
 }
 
 // condition is the desired Ready condition without its transition time.
@@ -86,12 +177,15 @@ func (o Outcome) condition(generation *int64) map[string]any {
 // the status the CR carries now (it keeps the Ready condition's transition time), now the sync time.
 func Body(o Outcome, generation *int64, current map[string]any, now time.Time) map[string]any {
 	stamp := now.UTC().Format("2006-01-02T15:04:05Z")
-	cond := o.condition(generation)
-	cond["lastTransitionTime"] = stamp
-	if old := readyCondition(current); old != nil && old["status"] == cond["status"] {
-		if t, ok := old["lastTransitionTime"].(string); ok && t != "" {
-			cond["lastTransitionTime"] = t
+	conds := []any{}
+	for _, cond := range o.conditions(generation) {
+		cond["lastTransitionTime"] = stamp
+		if old := findCondition(current, cond["type"].(string)); old != nil && old["status"] == cond["status"] {
+			if t, ok := old["lastTransitionTime"].(string); ok && t != "" {
+				cond["lastTransitionTime"] = t
+			}
 		}
+		conds = append(conds, cond)
 	}
 	s := maps.Clone(o.Extra)
 	if s == nil {
@@ -100,8 +194,18 @@ func Body(o Outcome, generation *int64, current map[string]any, now time.Time) m
 	s["syncStatus"] = o.syncStatus()
 	s["lastSyncTime"] = stamp
 	s["message"] = o.message()
-	s["conditions"] = []any{cond}
+	s["conditions"] = conds
 	delete(s, "observedGeneration")
+	if l := o.Lifecycle; l != nil {
+		delete(s, "id")
+		delete(s, "resource")
+		if l.ID != "" {
+			s["id"] = l.ID
+		}
+		if r := l.resourcePatch(current); r != nil {
+			s["resource"] = r
+		}
+	}
 	if generation != nil {
 		s["observedGeneration"] = *generation
 	}
@@ -117,17 +221,33 @@ func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 	if generation != nil && !equalJSON(current["observedGeneration"], *generation) {
 		return false
 	}
-	old := readyCondition(current)
-	if old == nil {
-		return false
-	}
-	for k, want := range o.condition(generation) {
-		if have, ok := old[k]; !ok || !equalJSON(have, want) {
+	for _, cond := range o.conditions(generation) {
+		old := findCondition(current, cond["type"].(string))
+		if old == nil {
 			return false
+		}
+		for k, want := range cond {
+			if have, ok := old[k]; !ok || !equalJSON(have, want) {
+				return false
+			}
+		}
+	}
+	if l := o.Lifecycle; l != nil {
+		if l.ID != "" && current["id"] != l.ID {
+			return false
+		}
+		if r := l.resourcePatch(current); r != nil {
+			w, err := normalize(r)
+			if err != nil {
+				return false
+			}
+			if have, ok := current["resource"]; !mergeKeeps(have, ok, w) {
+				return false
+			}
 		}
 	}
 	for k, want := range o.Extra {
-		if isOwnKey(k) {
+		if isOwnKey(k) || (o.Lifecycle != nil && (k == "id" || k == "resource")) {
 			continue
 		}
 		w, err := normalize(want)
@@ -174,10 +294,10 @@ func isOwnKey(k string) bool {
 	return false
 }
 
-func readyCondition(status map[string]any) map[string]any {
+func findCondition(status map[string]any, typ string) map[string]any {
 	conds, _ := status["conditions"].([]any)
 	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == ConditionReady {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
 			return m
 		}
 	}

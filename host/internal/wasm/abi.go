@@ -27,6 +27,7 @@ const (
 	EntryGroupEnd   = "group_end"
 	EntryReconcile  = "reconcile"
 	EntryPrune      = "prune"
+	EntryDelete     = "delete"
 )
 
 // The JSON messages of docs/abi.md, as the host sees them. The pdk keeps its own copy: the two
@@ -50,6 +51,8 @@ type metadataMessage struct {
 	Version     string `json:"version,omitempty"`
 	Description string `json:"description,omitempty"`
 	Source      string `json:"source,omitempty"`
+	HasDelete   bool   `json:"has_delete"`
+	Lifecycle   bool   `json:"lifecycle"`
 }
 
 type objectMessage struct {
@@ -69,8 +72,49 @@ type reconcileMessage struct {
 }
 
 type resultMessage struct {
-	Notes       []string       `json:"notes"`
-	ExtraStatus map[string]any `json:"extra_status"`
+	Notes       []string          `json:"notes"`
+	ExtraStatus map[string]any    `json:"extra_status"`
+	Lifecycle   *lifecycleMessage `json:"lifecycle"`
+}
+
+type lifecycleMessage struct {
+	ID             string `json:"id"`
+	Resource       any    `json:"resource"`
+	Available      string `json:"available"`
+	Reason         string `json:"reason"`
+	Message        string `json:"message"`
+	RequeueSeconds int64  `json:"requeue_seconds"`
+}
+
+var (
+	lifecycleReasons = map[string]bool{plugin.ReasonSuccess: true, plugin.ReasonProgressing: true,
+		plugin.ReasonTransientError: true, plugin.ReasonInvalidConfiguration: true, plugin.ReasonUnrecoverableError: true}
+	availableStatuses = map[string]bool{"True": true, "False": true, "Unknown": true}
+)
+
+// maxStatusIDBytes bounds status.id: an OpenStack id is a UUID; a guest must not write a megabyte.
+const maxStatusIDBytes = 255
+
+// toPlugin checks what the guest reported; a value the status could not hold is a protocol error.
+func (m *lifecycleMessage) toPlugin() (*plugin.Lifecycle, error) {
+	if m == nil {
+		return nil, nil
+	}
+	switch {
+	case !lifecycleReasons[m.Reason]:
+		return nil, fmt.Errorf("lifecycle.reason %q is not Success, Progressing, TransientError, InvalidConfiguration or UnrecoverableError", cut(m.Reason))
+	case !availableStatuses[m.Available]:
+		return nil, fmt.Errorf("lifecycle.available %q is not True, False or Unknown", cut(m.Available))
+	case len(m.ID) > maxStatusIDBytes || strings.IndexFunc(m.ID, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return nil, fmt.Errorf("lifecycle.id %q is not printable text of at most %d bytes", cut(m.ID), maxStatusIDBytes)
+	case m.RequeueSeconds < 0:
+		return nil, fmt.Errorf("lifecycle.requeue_seconds %d is negative", m.RequeueSeconds)
+	}
+	if _, ok := m.Resource.(map[string]any); m.Resource != nil && !ok {
+		return nil, fmt.Errorf("lifecycle.resource must be a JSON object")
+	}
+	return &plugin.Lifecycle{ID: m.ID, Resource: m.Resource, Available: m.Available, Reason: m.Reason,
+		Message: m.Message, RequeueSeconds: m.RequeueSeconds}, nil
 }
 
 type credentialsMessage struct {
@@ -179,13 +223,16 @@ func (m *metadataMessage) cleanupPolicies() (whenPrune, whenNoPrune plugin.Clean
 		if err != nil {
 			return 0, fmt.Errorf("metadata cleanup.%s: %w", field, err)
 		}
-		if p.RunsPrune() && !m.HasPrune {
+		switch {
+		case p == plugin.CleanupFinalizedPrune && !m.HasPrune && !m.HasDelete:
+			return 0, fmt.Errorf("metadata cleanup.%s is %s but the plugin has neither a prune nor a delete step", field, s)
+		case p == plugin.CleanupBestEffortPrune && !m.HasPrune:
 			return 0, fmt.Errorf("metadata cleanup.%s is %s but the plugin has no prune step", field, s)
 		}
 		return p, nil
 	}
 	dflt := plugin.CleanupNone
-	if m.HasPrune {
+	if m.HasPrune || m.HasDelete {
 		dflt = plugin.CleanupFinalizedPrune
 	}
 	if whenPrune, err = parse("when_prune", m.Cleanup.WhenPrune, dflt); err != nil {

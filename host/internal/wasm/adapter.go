@@ -9,6 +9,8 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
+var _ plugin.Deleter = (*Plugin)(nil)
+
 // Metadata implements plugin.Plugin.
 func (p *Plugin) Metadata() plugin.Metadata { return p.meta }
 
@@ -115,14 +117,28 @@ func (g *groupCache) Close(ctx context.Context) error {
 // Reconcile implements plugin.Plugin. With a cache from NewCache it runs on the group's instance;
 // without one it opens and closes a group of its own around the call.
 func (p *Plugin) Reconcile(ctx context.Context, s plugin.Session, c plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
+	return p.perCR(ctx, EntryReconcile, s, c, req)
+}
+
+// Delete implements plugin.Deleter: the CR being deleted, with its last spec and status, goes to
+// the plugin's delete entry point on the group's instance, as Reconcile does.
+func (p *Plugin) Delete(ctx context.Context, s plugin.Session, c plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
+	if !p.meta.HasDelete {
+		return plugin.Result{}, fmt.Errorf("wasm plugin %q %s: the plugin has no delete step", p.name, EntryDelete)
+	}
+	return p.perCR(ctx, EntryDelete, s, c, req)
+}
+
+// perCR runs an entry point that takes one CR and returns a result message.
+func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
 	obj := req.Object
-	ci := &callInfo{entry: EntryReconcile, session: s, object: &obj,
+	ci := &callInfo{entry: entry, session: s, object: &obj,
 		log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
 	input, err := json.Marshal(reconcileMessage{ABIVersion: ABIVersion, Object: objectMessage{
 		APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID,
 		Generation: obj.Generation}, Spec: req.Spec, Status: req.Status})
 	if err != nil {
-		return plugin.Result{}, fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, EntryReconcile, err)
+		return plugin.Result{}, fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, entry, err)
 	}
 	g, ok := c.(*groupCache)
 	if !ok || g.p != p || g.done {
@@ -134,11 +150,16 @@ func (p *Plugin) Reconcile(ctx context.Context, s plugin.Session, c plugin.Cache
 	}
 	out, err := p.invoke(ctx, g.inst, ci, input)
 	var res resultMessage
+	var lc *plugin.Lifecycle
 	if err == nil && len(out) > 0 {
-		if jerr := json.Unmarshal(out, &res); jerr != nil {
+		jerr := json.Unmarshal(out, &res)
+		if jerr == nil {
+			lc, jerr = res.Lifecycle.toPlugin()
+		}
+		if jerr != nil {
 			// A guest that writes garbage is not trusted with the next CR either.
 			g.inst.broken = true
-			err = &CallError{Plugin: p.name, Entry: EntryReconcile, Kind: "protocol",
+			err = &CallError{Plugin: p.name, Entry: entry, Kind: "protocol",
 				Detail: "output is not a valid result message: " + jerr.Error(), Err: jerr}
 			ci.log.Error("plugin call failed; its instance is discarded", "entry", ci.entry, "error", err.Error())
 		}
@@ -147,7 +168,12 @@ func (p *Plugin) Reconcile(ctx context.Context, s plugin.Session, c plugin.Cache
 	if err != nil {
 		return plugin.Result{}, finish(ci, err)
 	}
-	return plugin.Result{Notes: res.Notes, ExtraStatus: res.ExtraStatus}, finish(ci, nil)
+	if entry == EntryDelete && lc == nil {
+		// Without a lifecycle outcome the host cannot know the resource is gone: keep the finalizer.
+		return plugin.Result{}, finish(ci, &CallError{Plugin: p.name, Entry: entry, Kind: "protocol",
+			Detail: "a delete must report its outcome in the lifecycle status"})
+	}
+	return plugin.Result{Notes: res.Notes, ExtraStatus: res.ExtraStatus, Lifecycle: lc}, finish(ci, nil)
 }
 
 // Prune implements plugin.Plugin.

@@ -159,6 +159,12 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	}
 	p.hasPrune = m.HasPrune
 	p.declared = m
+	if _, ok := exports[EntryDelete]; m.HasDelete && !ok {
+		return refuse("has_delete is true but the module does not export %q", EntryDelete)
+	}
+	if m.HasDelete && !m.Lifecycle {
+		return refuse("has_delete is true but lifecycle is not: a delete reports its outcome in the lifecycle status")
+	}
 	if p.whenPrune, p.whenNoPrune, err = m.cleanupPolicies(); err != nil {
 		return refuse("%v", err)
 	}
@@ -167,7 +173,8 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	}
 	p.name = m.Name
 	p.log = p.opts.Logger.With("plugin", p.name)
-	p.meta = plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe}
+	p.meta = plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
+		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune}
 	prefix := m.EnvPrefix
 	if p.opts.EnvPrefix != "" {
 		prefix = p.opts.EnvPrefix

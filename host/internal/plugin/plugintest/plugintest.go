@@ -48,6 +48,8 @@ type Result struct {
 	Err error
 	// Panic, when non-nil, makes Reconcile panic with this value (a misbehaving plugin).
 	Panic any
+	// Lifecycle is the shared lifecycle status the result reports.
+	Lifecycle *plugin.Lifecycle
 }
 
 // Plugin is a recording stub. Zero values behave: every CR reconciles with no notes, the API is
@@ -58,6 +60,9 @@ type Plugin struct {
 	Policy func(prune bool) plugin.CleanupPolicy
 	// Results by CR metadata.name.
 	Results map[string]Result
+	// Deletes are the per-CR delete results by CR metadata.name (Meta.HasDelete); a CR without
+	// one is deleted with reason Success.
+	Deletes map[string]Result
 	// WaitErrs are returned by successive readiness probes of a group; when used up, nil.
 	WaitErrs map[plugin.Credentials][]error
 	// PruneErrs fail the prune of a group.
@@ -69,11 +74,15 @@ type Plugin struct {
 	mu         sync.Mutex
 	caches     []*Cache
 	reconciles []plugin.ReconcileRequest
+	deletes    []plugin.ReconcileRequest
 	prunes     []plugin.PruneRequest
 	closed     bool
 }
 
-var _ plugin.Plugin = (*Plugin)(nil)
+var (
+	_ plugin.Plugin  = (*Plugin)(nil)
+	_ plugin.Deleter = (*Plugin)(nil)
+)
 
 // Metadata returns Meta, defaulting to the "widget" test plugin.
 func (p *Plugin) Metadata() plugin.Metadata {
@@ -150,7 +159,30 @@ func (p *Plugin) Reconcile(_ context.Context, s plugin.Session, c plugin.Cache, 
 	if r.Err != nil {
 		return plugin.Result{}, r.Err
 	}
-	return plugin.Result{Notes: r.Notes, ExtraStatus: r.Extra}, nil
+	return plugin.Result{Notes: r.Notes, ExtraStatus: r.Extra, Lifecycle: r.Lifecycle}, nil
+}
+
+// Delete records the request and returns the CR's configured delete result.
+func (p *Plugin) Delete(_ context.Context, s plugin.Session, _ plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.Journal.Add("delete %s/%s via %s", req.Object.Namespace, req.Object.Name, sessionGroup(s))
+	p.deletes = append(p.deletes, req)
+	r, ok := p.Deletes[req.Object.Name]
+	if !ok {
+		r.Lifecycle = &plugin.Lifecycle{Available: "False", Reason: plugin.ReasonSuccess}
+	}
+	if r.Err != nil {
+		return plugin.Result{}, r.Err
+	}
+	return plugin.Result{Notes: r.Notes, ExtraStatus: r.Extra, Lifecycle: r.Lifecycle}, nil
+}
+
+// Deleted returns the per-CR delete requests in call order.
+func (p *Plugin) Deleted() []plugin.ReconcileRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.deletes)
 }
 
 // Prune records the request and returns the group's configured error.
