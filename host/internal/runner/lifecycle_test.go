@@ -61,8 +61,8 @@ func TestLifecycleResultsBecomeStatus(t *testing.T) {
 	assert.Equal(t, "InvalidConfiguration", condition(bad, "Progressing")["reason"])
 	assert.Equal(t, "InvalidConfiguration", condition(bad, "Ready")["reason"])
 
-	assert.Empty(t, e.plugin.Pruned(), "a terminal failure still skips the prune of that run")
-	assert.Contains(t, e.logs.String(), "Skipping widget prune; 0 failed to reconcile and 0 could not be read; 1 failed terminally")
+	assert.Empty(t, e.plugin.Pruned(), "a plugin that deletes per CR and has no prune step is never pruned")
+	assert.Contains(t, e.logs.String(), "Finished reconciling widget(s) with errors; 0 failed to reconcile and 0 could not be read; 1 failed terminally")
 	assert.Contains(t, e.logs.String(), "Failed to reconcile widget bad (InvalidConfiguration; not retried until its spec changes)")
 }
 
