@@ -83,10 +83,10 @@ type factory struct{ c *cloud }
 
 func (f factory) Adapter(o cr) lifecycle.Adapter[widgetSpec, widgetFilter] { return o.fields }
 func (f factory) NewCreateActuator(context.Context, cr) (lifecycle.CreateActuator[cr, widgetFilter, widget], lifecycle.Progress) {
-	return actuator{f.c}, lifecycle.Done()
+	return actuator(f), lifecycle.Done()
 }
 func (f factory) NewDeleteActuator(context.Context, cr) (lifecycle.DeleteActuator[cr, widget], lifecycle.Progress) {
-	return actuator{f.c}, lifecycle.Done()
+	return actuator(f), lifecycle.Done()
 }
 
 type actuator struct{ c *cloud }
