@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -67,12 +68,18 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// loadOptions load a module as the hook would, but independent of this shell's environment: no
-// operator prefix, pin or grants leak in from variables the author happens to have set.
+// loadOptions load a module as the hook would, but independent of the plugin variables of this
+// shell: no prefix, pin, grants or config leak in from variables the author happens to have set.
+// Only where the compilation cache lives and the sandbox settings (OPENSTACK_SYNC_WASM_*) are read.
 func loadOptions(stderr io.Writer) wasm.Options {
 	return wasm.Options{
-		LookupEnv: func(string) (string, bool) { return "", false },
-		Logger:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		LookupEnv: func(k string) (string, bool) {
+			if k == wasm.CacheDirEnv || k == "XDG_CACHE_HOME" || k == "HOME" || strings.HasPrefix(k, "OPENSTACK_SYNC_WASM_") {
+				return os.LookupEnv(k)
+			}
+			return "", false
+		},
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }
 
