@@ -52,6 +52,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	if err := buildCPlugins(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the C plugins failed:", err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -234,7 +238,7 @@ func (e *env) run(ctxs []any) int {
 	}
 	var stdout bytes.Buffer
 	e.logs.Reset()
-	code := hook.Main(ctx, deps, []string{"--plugin", filepath.Join(pluginsDir, e.plugin+".wasm")}, lookup, &stdout, &e.logs)
+	code := hook.Main(ctx, deps, []string{"--plugin", pluginFile(e.t, e.plugin)}, lookup, &stdout, &e.logs)
 	e.t.Logf("hook %s exited %d; log:\n%s", e.plugin, code, e.logs.String())
 	return code
 }

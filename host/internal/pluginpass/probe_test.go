@@ -13,10 +13,16 @@ import (
 
 var passwordLine = regexp.MustCompile(`(?m)^(\s*password:).*$`)
 
-func probe(t *testing.T, b backend) {
-	e := newEnv(t, b, setup{plugin: "openstack-probe", prefix: "OPENSTACK_PROBE"})
-	e.vars["OPENSTACK_PROBE_DEFAULT_SECRET"] = "openstack-credentials"
-	e.vars["OPENSTACK_PROBE_DEFAULT_CLOUD"] = fakecloud.AdminCloud
+// probe plays the connectivity probe's situations with the Go probe or its C twin
+// (plugins-c/openstack-probe-c), which must behave the same through the same host.
+func probe(plugin, prefix string) func(t *testing.T, b backend) {
+	return func(t *testing.T, b backend) { probeScenario(t, b, plugin, prefix) }
+}
+
+func probeScenario(t *testing.T, b backend, plugin, prefix string) {
+	e := newEnv(t, b, setup{plugin: plugin, prefix: prefix})
+	e.vars[prefix+"_DEFAULT_SECRET"] = "openstack-credentials"
+	e.vars[prefix+"_DEFAULT_CLOUD"] = fakecloud.AdminCloud
 	assert.Equal(t, 0, e.startup())
 	assert.Contains(t, e.logs.String(), "connectivity check passed")
 	validated := false
@@ -36,7 +42,7 @@ func probe(t *testing.T, b backend) {
 	assert.Equal(t, 1, e.startup())
 	assert.Contains(t, e.logs.String(), "connectivity check FAILED")
 
-	e.vars["OPENSTACK_PROBE_ENABLED"] = "false"
+	e.vars[prefix+"_ENABLED"] = "false"
 	assert.Equal(t, 0, e.startup())
 	assert.Contains(t, e.logs.String(), "connectivity check skipped")
 }

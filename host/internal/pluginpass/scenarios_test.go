@@ -11,7 +11,8 @@ type scenario struct {
 }
 
 var scenarios = []scenario{
-	{plugin: "openstack-probe", name: "passes-fails-skipped", run: probe},
+	{plugin: "openstack-probe", name: "passes-fails-skipped", run: probe("openstack-probe", "OPENSTACK_PROBE")},
+	{plugin: "openstack-probe-c", name: "passes-fails-skipped", run: probe("openstack-probe-c", "OPENSTACK_PROBE_C")},
 	{plugin: "neutron-router-flavors", name: "create-converge-drift-notes", run: routerFlavorLifecycle},
 	{plugin: "neutron-router-flavors", name: "adopts-unowned", run: routerFlavorAdoptsAnUnownedFlavor},
 	{plugin: "neutron-router-flavors", name: "prune-orphan-unowned-in-use", run: routerFlavorPrune},

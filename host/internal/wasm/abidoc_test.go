@@ -45,3 +45,48 @@ func TestABIDocKernelTable(t *testing.T) {
 		assert.True(t, documented[name], "docs/abi.md's kernel table misses %s", name)
 	}
 }
+
+// TestCHeaderMatchesTheHost keeps plugins-c/include/openstack_sync.h true: every kernel function
+// the host provides is declared with the host's exact types, and so is openstack_request. (A C
+// plugin imports only what it calls, so loading one would not check the rest.)
+func TestCHeaderMatchesTheHost(t *testing.T) {
+	header, err := os.ReadFile("../../../plugins-c/include/openstack_sync.h")
+	require.NoError(t, err)
+	decl := regexp.MustCompile(`(?m)^OS_(KERNEL|USER)\((\w+)\) (\w+) \w+\(([^)]*)\);`)
+	cType := func(c string) []api.ValueType {
+		switch strings.Fields(c)[0] {
+		case "void":
+			return nil
+		case "uint64_t", "ExtismPointer":
+			return []api.ValueType{api.ValueTypeI64}
+		case "int32_t", "uint8_t":
+			return []api.ValueType{api.ValueTypeI32}
+		}
+		t.Fatalf("openstack_sync.h: unexpected C type %q", c)
+		return nil
+	}
+	declared := map[string]bool{}
+	for _, m := range decl.FindAllStringSubmatch(string(header), -1) {
+		module, name := kernel.ModuleName, m[2]
+		want, ok := kernel.Signatures()[name]
+		if m[1] == "USER" {
+			module = UserModule
+			want, ok = userSignatures[name]
+		}
+		if !assert.True(t, ok, "openstack_sync.h declares %s.%s, which the host does not provide", module, name) {
+			continue
+		}
+		declared[module+"."+name] = true
+		var params []api.ValueType
+		for _, p := range strings.Split(m[4], ",") {
+			params = append(params, cType(strings.TrimSpace(p))...)
+		}
+		assert.Equal(t, sigString(want.Params, want.Results), sigString(params, cType(m[3])), "%s.%s", module, name)
+	}
+	for name := range kernel.Signatures() {
+		assert.True(t, declared[kernel.ModuleName+"."+name], "openstack_sync.h misses %s", name)
+	}
+	for name := range userSignatures {
+		assert.True(t, declared[UserModule+"."+name], "openstack_sync.h misses %s", name)
+	}
+}
