@@ -26,7 +26,7 @@ func (a api) list() ([]runbook, error) {
 
 // prune deletes owned runbooks that no desired spec names. A delete Ironic refuses with 409 (the
 // runbook is in use) is an incomplete prune: the error keeps the finalizer of the deleted CR so
-// the next run retries (spec Decision 7), where the original only logged it.
+// the next run retries (docs/contract.md Decision 7), where the original only logged it.
 func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error) {
 	var out pruneOutcome
 	if len(desired) == 0 && !authoritativeEmpty {

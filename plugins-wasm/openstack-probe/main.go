@@ -1,4 +1,4 @@
-// Command openstack-probe is the openstack-sync connectivity probe (spec §8.5): it reconciles no
+// Command openstack-probe is the openstack-sync connectivity probe (docs/contract.md §8): it reconciles no
 // CRs; on start-up the host connects with OPENSTACK_PROBE_DEFAULT_SECRET / _DEFAULT_CLOUD and runs
 // this plugin's readiness check, which validates the session's Keystone token
 // (docs/plugins/openstack-probe.md).

@@ -97,7 +97,7 @@ func TestChartCRDsMatchRepository(t *testing.T) {
 }
 
 // TestHookEnvDerivedFromCRDs recomputes, from the CRD files themselves, the identity variables the
-// chart must inject for every hook (spec §9.2), and the order the container lists its env in.
+// chart must inject for every hook (docs/contract.md §9), and the order the container lists its env in.
 func TestHookEnvDerivedFromCRDs(t *testing.T) {
 	bin := findHelm(t)
 	out, errOut, err := template(t, bin, "testdata/values/all-enabled.yaml")

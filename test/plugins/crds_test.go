@@ -119,7 +119,7 @@ func TestCRDs(t *testing.T) {
 	}
 }
 
-// checkStatusSchema asserts every field the host writes is declared (spec Decision 2): a field
+// checkStatusSchema asserts every field the host writes is declared (docs/contract.md Decision 2): a field
 // the schema does not declare is pruned on write, the "status is current" check never succeeds
 // and the hook re-patches the status every run.
 func checkStatusSchema(t *testing.T, status any) {

@@ -1,4 +1,4 @@
-// Package bindingctx reads the binding contexts shell-operator hands a hook run (spec §1.4, §1.5)
+// Package bindingctx reads the binding contexts shell-operator hands a hook run (docs/contract.md §1.4, §1.5)
 // and finds the object lists the planner works from.
 //
 // Contexts stay generic JSON: one malformed CR must not make the whole batch unreadable, so the

@@ -42,8 +42,7 @@ type hookSettings struct {
 	Passthrough []string
 }
 
-// hookEnv derives a hook's environment the way the chart does (docs/contract.md, "Hook
-// environment"): the CRD identity from the CRD, STATUS_ENABLED from its status subresource, plus
+// hookEnv derives a hook's environment the way the chart does (docs/contract.md §9): the CRD identity from the CRD, STATUS_ENABLED from its status subresource, plus
 // PRUNE=true and short readiness retries, because the in-process cloud is either up or broken.
 func hookEnv(p plugin.Metadata, r fakekube.Resource, s hookSettings) []string {
 	env := []string{

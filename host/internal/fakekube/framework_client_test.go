@@ -16,7 +16,7 @@ import (
 )
 
 // The framework's own client, loaded from KUBECONFIG as a hook loads it, sends the exact request
-// forms of spec §5.2 and §6.2; the fake must answer them as the real server does, or the demo
+// forms of docs/contract.md §5.2 and §6.2; the fake must answer them as the real server does, or the demo
 // and the fast tier would exercise different code paths than a cluster.
 func TestFrameworkClientRequestForms(t *testing.T) {
 	crds, err := fakekube.LoadCRDs("testdata/crds")

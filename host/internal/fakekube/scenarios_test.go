@@ -256,7 +256,7 @@ func scenarioStatusSubresource(t *testing.T, newFixture func(*testing.T) *fixtur
 	assert.Empty(t, got.GetFinalizers(), "metadata sent to /status is ignored")
 	assert.Equal(t, int64(1), got.GetGeneration())
 
-	// The framework's status write (spec §6.2): a merge patch of {"status": {...}}.
+	// The framework's status write (docs/contract.md §6.2): a merge patch of {"status": {...}}.
 	got, err = f.widgets.Patch(ctx, "a", types.MergePatchType,
 		[]byte(`{"spec":{"size":5},"status":{"syncStatus":"Synced","observedGeneration":1}}`), metav1.PatchOptions{}, "status")
 	require.NoError(t, err)
@@ -367,7 +367,7 @@ func scenarioDeleteWithFinalizers(t *testing.T, newFixture func(*testing.T) *fix
 	}
 	assert.Contains(t, st.Message, "no new finalizers can be added if the object is being deleted")
 
-	// The framework's release patch (spec §5.2) removes the last finalizer: the object goes.
+	// The framework's release patch (docs/contract.md §5.2) removes the last finalizer: the object goes.
 	_, err = f.widgets.Patch(ctx, "a", types.JSONPatchType,
 		fmt.Appendf(nil, `[{"op":"test","path":"/metadata/finalizers/0","value":%q},{"op":"remove","path":"/metadata/finalizers/0"}]`, finalizer),
 		metav1.PatchOptions{})
@@ -390,7 +390,7 @@ func scenarioDeleteWithFinalizers(t *testing.T, newFixture func(*testing.T) *fix
 	assert.NotNil(t, events[1].Object["metadata"].(map[string]any)["deletionTimestamp"])
 	assert.NotNil(t, events[3].Object["metadata"].(map[string]any)["deletionTimestamp"])
 	// The Deleted event carries the last stored state: the finalizer whose removal deleted it is
-	// still there (spec §11.25 assumed otherwise; the real server shows it).
+	// still there, as the real server shows (docs/contract.md Decision 10).
 	assert.Equal(t, []any{finalizer}, events[3].Object["metadata"].(map[string]any)["finalizers"])
 }
 

@@ -1,4 +1,4 @@
-// Package finalizer adds, removes and releases the framework finalizer (spec §5.2).
+// Package finalizer adds, removes and releases the framework finalizer (docs/contract.md §5.2).
 //
 // Every write is a guarded JSON patch: an add is tested against the resourceVersion the binding
 // context saw, a removal against the finalizer's index, so a concurrent writer makes the patch fail

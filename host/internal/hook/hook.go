@@ -1,6 +1,6 @@
 // Package hook is the shell-operator entry point of one plugin: `openstack-sync hook --plugin
 // <file> [--config]`. It prints the configuration, or reads the binding context, plans and runs a
-// pass, and turns everything that can go wrong into a logged line and an exit code (spec §1.6).
+// pass, and turns everything that can go wrong into a logged line and an exit code (docs/contract.md §1.6).
 //
 // The concrete parts (the wasm loader, the Kubernetes client, the OpenStack connector) come in
 // through Deps, so tests drive the entry point with doubles and the command wires the real ones.
@@ -132,7 +132,7 @@ func Main(ctx context.Context, deps Deps, args []string, lookupEnv hookenv.Looku
 	return run(ctx, deps, f, lookupEnv, root)
 }
 
-// recoverPanic turns an unexpected panic into the logged failure of spec §1.6.
+// recoverPanic turns an unexpected panic into the logged failure of docs/contract.md §1.6.
 func recoverPanic(log *slog.Logger, code *int) {
 	r := recover()
 	if r == nil {
@@ -249,7 +249,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	return rn.Run(ctx, plan)
 }
 
-// probe validates the default credential once per onStartup context (spec §8.5).
+// probe validates the default credential once per onStartup context (docs/contract.md §8).
 func probe(ctx context.Context, p plugin.Plugin, connector plugin.Connector, contexts []bindingctx.Context,
 	enabled bool, prefix string, lookupEnv hookenv.LookupFunc, log *slog.Logger) int {
 	for _, c := range contexts {

@@ -1,5 +1,5 @@
-// Package hookenv reads the hook's environment contract (spec §1.3) and builds the document
-// shell-operator asks for with --config (spec §1.2).
+// Package hookenv reads the hook's environment contract (docs/contract.md §1.3) and builds the document
+// shell-operator asks for with --config (docs/contract.md §1.2).
 //
 // Parsing is strict on purpose: a chart typo such as PRUNE=True must stop the hook with a line that
 // names the variable, not silently mean false.
@@ -47,7 +47,7 @@ func (c Config) Group() string   { g, _, _ := strings.Cut(c.APIVersion, "/"); re
 func (c Config) Version() string { _, v, _ := strings.Cut(c.APIVersion, "/"); return v }
 func (c Config) Plural() string  { p, _, _ := strings.Cut(c.Resource, "."); return p }
 
-// CheckTarget reports whether the CRD identity can address a request (spec §5.2).
+// CheckTarget reports whether the CRD identity can address a request (docs/contract.md §5.2).
 func (c Config) CheckTarget() error {
 	if c.Group() == "" || c.Version() == "" || c.Plural() == "" {
 		return fmt.Errorf("cannot derive a CRD request target from api_version=%q and resource=%q",

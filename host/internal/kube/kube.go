@@ -3,7 +3,7 @@
 //
 // It speaks raw paths rather than typed clients because the CRD is known only at run time, and it
 // keeps each rejected request's status code and body: the framework's verify-on-reject rules
-// (spec §5.2, §6.2) depend on them.
+// (docs/contract.md §5.2, §6.2) depend on them.
 package kube
 
 import (

@@ -48,7 +48,7 @@ type SecretReader interface {
 
 // The Secret keys of a credential group. No caller names other keys, so they are not options.
 const (
-	// cloudsKey holds the clouds.yaml text (spec §4.1).
+	// cloudsKey holds the clouds.yaml text (docs/contract.md §4.1).
 	cloudsKey = "clouds.yaml"
 	// caKey holds an optional PEM CA bundle, since the hook reads no files.
 	caKey = "cacert"

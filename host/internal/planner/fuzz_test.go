@@ -11,7 +11,7 @@ import (
 
 // FuzzBuild feeds arbitrary binding-context documents through parsing, CR reading and planning:
 // whatever shell-operator or a broken CR sends, the run gets an error or a plan, never a panic
-// (Decision 1). The fixtures of the golden table are the seeds.
+// (docs/contract.md Decision 1). The fixtures of the golden table are the seeds.
 func FuzzBuild(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil {

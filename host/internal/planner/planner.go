@@ -1,8 +1,8 @@
-// Package planner turns one run's binding contexts into a Plan (spec §2): which CRs to converge,
+// Package planner turns one run's binding contexts into a Plan (docs/contract.md §2): which CRs to converge,
 // which survive a prune, which are being deleted, which credential groups a prune may sweep and
 // which CRs could not be read.
 //
-// # Feedback-loop rule (Decision 3)
+// # Feedback-loop rule (docs/contract.md Decision 3)
 //
 // A Modified event whose CR status already records its current generation as Synced or Failed
 // (status.observedGeneration == metadata.generation, syncStatus either value) is the hook's own
@@ -114,7 +114,7 @@ func (p *planner) read(obj any, description string) *resource.Resource {
 	return r
 }
 
-// events plans a run that carries at least one Event of the binding (spec §2.1).
+// events plans a run that carries at least one Event of the binding (docs/contract.md §2.1).
 func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 	var changedOrder, deletedOrder []string
 	changed := map[string]*resource.Resource{}
@@ -199,7 +199,7 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 	return plan, nil
 }
 
-// full plans a Synchronization, Schedule or any other non-event run (spec §2.2): every live CR
+// full plans a Synchronization, Schedule or any other non-event run (docs/contract.md §2.2): every live CR
 // is reconciled.
 func (p *planner) full(contexts []bindingctx.Context) (Plan, error) {
 	items, err := bindingctx.FullSnapshot(contexts, p.Binding)

@@ -36,7 +36,7 @@ var (
 )
 
 var planTable = []planRow{
-	// §2.2 snapshot / Synchronization mode
+	// docs/contract.md §2.2 snapshot / Synchronization mode
 	{fixture: "sync-basic", reconcile: []string{"a:1", "b:1"}, desired: []string{"a:1", "b:1"},
 		deleted: []string{"c:1"}, creds: []string{s1, s2}},
 	{fixture: "sync-missing-objects"},
@@ -48,7 +48,7 @@ var planTable = []planRow{
 	{fixture: "full-first-snapshot", reconcile: []string{"a:1"}, desired: []string{"a:1"}, creds: []string{s1}},
 	{fixture: "full-snapshot-not-list", err: "Snapshot widgets must be a list"},
 	{fixture: "full-sync-fallback", reconcile: []string{"a:1"}, desired: []string{"a:1"}, creds: []string{s1}},
-	// §2.1 event mode
+	// docs/contract.md §2.1 event mode
 	{fixture: "event-added", reconcile: []string{"a:1"}, desired: []string{"a:1", "b:1"}, creds: []string{s1}},
 	{fixture: "event-collapse", reconcile: []string{"a:3"}, desired: []string{"a:3"}, creds: []string{s1},
 		logs: []string{"Collapsed 3 Widget changed event(s) across 1 CR(s)"}},
@@ -75,11 +75,11 @@ var planTable = []planRow{
 	{fixture: "event-other-binding-ignored", reconcile: []string{"a:1"}, desired: []string{"a:1"}, creds: []string{s1}},
 	{fixture: "event-last-snapshot", reconcile: []string{"a:3"}, desired: []string{"a:2", "b:1"}, creds: []string{s1}},
 	{fixture: "event-without-snapshot", err: "Shell-operator widgets event context does not contain widgets snapshot objects"},
-	// §2.3 event mode wins over a schedule in the same batch
+	// docs/contract.md §2.3 event mode wins over a schedule in the same batch
 	{fixture: "mixed-schedule-and-event", reconcile: []string{"a:1"}, desired: []string{"a:1", "b:1"}, creds: []string{s1}},
-	// §2.4 an empty snapshot plus a deletion
+	// docs/contract.md §2.4 an empty snapshot plus a deletion
 	{fixture: "event-empty-snapshot", deleted: []string{"z:1"}, creds: []string{"ns/s9/c1"}},
-	// §3.1, §3.2, Decision 1
+	// docs/contract.md §3.1, §3.2, Decision 1
 	{fixture: "unreadable-sync", reconcile: []string{"a:1", "b:1"}, desired: []string{"a:1", "b:1"}, creds: []string{s1, s2},
 		unreadable: []string{"<unnamed>", "ns/<unnamed>", "ns/deletion-number", "ns/empty-cloud", "ns/finalizers-string",
 			"ns/generation-string", "ns/no-ref", "ns/no-secret", "ns/no-spec", "ns/null-ref", "ns/number-secret",
@@ -106,7 +106,7 @@ var planTable = []planRow{
 			"Ignoring unreadable Deleted CR ns/gone: spec.cloudCredentialsRef is missing or not an object",
 			"Ignoring unreadable CR openstack/legacy: spec.cloudCredentialsRef"}},
 	{fixture: "deleted-dedupe", desired: []string{"a:1"}, deleted: []string{"t:7", "t:8"}, creds: []string{s1, s2}},
-	// Decision 4: the credential group carries the CR's namespace, else POD_NAMESPACE, else "openstack".
+	// docs/contract.md Decision 4: the credential group carries the CR's namespace, else POD_NAMESPACE, else "openstack".
 	{fixture: "cluster-scoped", podNamespace: "pods", reconcile: []string{"k:1"}, desired: []string{"k:1"}, creds: []string{"pods/s1/c1"}},
 	{fixture: "cluster-scoped", reconcile: []string{"k:1"}, desired: []string{"k:1"}, creds: []string{"openstack/s1/c1"}},
 	// Lifecycle: the progress binding runs only Progressing CRs and plans no prune; a terminal

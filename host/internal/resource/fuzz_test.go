@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzParse reads arbitrary JSON as a CR: the result is a Resource or an *Error naming the CR,
-// never a panic (Decision 1), and a readable CR's spec never carries its credentials.
+// never a panic (docs/contract.md Decision 1), and a readable CR's spec never carries its credentials.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		`{"metadata":{"name":"a","namespace":"ns","generation":2,"finalizers":["x","openstack-sync.io/finalizer"]},"spec":{"cloudCredentialsRef":{"secretName":"s","cloudName":"c"},"name":"n"},"status":{"syncStatus":"Synced"}}`,

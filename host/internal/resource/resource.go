@@ -1,6 +1,6 @@
-// Package resource reads one custom resource out of a binding context (spec §3).
+// Package resource reads one custom resource out of a binding context (docs/contract.md §3).
 //
-// Reading is total (Decision 1): any shape the framework cannot trust — metadata that is null, a
+// Reading is total (docs/contract.md Decision 1): any shape the framework cannot trust — metadata that is null, a
 // status that is not an object, a wrong type in a field the framework uses — makes that one CR
 // unreadable with a reason naming the field, and never affects another CR.
 package resource
@@ -37,7 +37,7 @@ type Resource struct {
 	Finalizers []string
 	// Deleting is true when metadata.deletionTimestamp is set.
 	Deleting bool
-	// Credentials is the group: the Secret lives in the CR's namespace (Decision 4).
+	// Credentials is the group: the Secret lives in the CR's namespace (docs/contract.md Decision 4).
 	Credentials plugin.Credentials
 }
 

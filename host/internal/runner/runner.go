@@ -1,4 +1,4 @@
-// Package runner drives one hook pass over a plan (spec §5–§7): finalizer sync before any
+// Package runner drives one hook pass over a plan (docs/contract.md §5–§7): finalizer sync before any
 // OpenStack connection, then per credential group connect, readiness, reconcile and status, then
 // prune, then the release of deleted CRs' finalizers. It returns the run's exit code.
 //

@@ -158,7 +158,7 @@ func TestOrderingWithFinalizedPrune(t *testing.T) {
 	code := e.run(e.plan(cr{name: "b", secret: "s2"}, cr{name: "a"}, cr{name: "c"}))
 	assert.Equal(t, 0, code)
 	assert.Equal(t, []string{
-		// §5 step 3: every finalizer before any OpenStack connection.
+		// docs/contract.md §5 step 1: every finalizer before any OpenStack connection.
 		"patch finalizers a", "patch finalizers b", "patch finalizers c",
 		// Groups in sorted order, one connection, one readiness wait and one cache each.
 		"connect ns/s1/c1", "wait ns/s1/c1", "cache 1",

@@ -1,4 +1,4 @@
-// Package status builds the CR status the hook writes (spec §6) and decides whether the status a
+// Package status builds the CR status the hook writes (docs/contract.md §6) and decides whether the status a
 // CR already carries is current, so an unchanged outcome is never re-patched.
 package status
 
@@ -90,7 +90,7 @@ func Truncate(text string, max int) string {
 }
 
 // message is the text written to the CR. Invalid UTF-8 (a plain-text error from a plugin) is
-// replaced before writing, so the stored text compares equal to it on the next run (§6.3).
+// replaced before writing, so the stored text compares equal to it on the next run (docs/contract.md §6.3).
 func (o Outcome) message() string {
 	return Truncate(strings.ToValidUTF8(o.Message, "\uFFFD"), MaxMessage)
 }

@@ -213,7 +213,7 @@ func cut(s string) string {
 }
 
 // cleanupPolicies turns the metadata's cleanup section into a policy per PRUNE setting,
-// applying the framework default (spec §5.1) where the plugin leaves one unset.
+// applying the framework default (docs/contract.md §5.1) where the plugin leaves one unset.
 func (m *metadataMessage) cleanupPolicies() (whenPrune, whenNoPrune plugin.CleanupPolicy, err error) {
 	parse := func(field, s string, dflt plugin.CleanupPolicy) (plugin.CleanupPolicy, error) {
 		if s == "" {

@@ -89,7 +89,7 @@ const (
 )
 
 // fromEnv fills unset limits from the operator's variables. A malformed value is an error naming
-// the variable (spec Decision 6), never silently the default.
+// the variable (docs/contract.md Decision 6), never silently the default.
 func (o Options) fromEnv() (Options, error) {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
