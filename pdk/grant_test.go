@@ -1,36 +1,85 @@
-package pdk
+package pdk_test
 
 import (
+	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
-func TestGrantAllows(t *testing.T) {
-	g := Grant{Service: "network", Methods: []string{"GET", "put"},
-		Paths: []string{"v2.0/network_segment_ranges", "v2.0/network_segment_ranges/*", "v2.0/tags/**"}}
-	cases := []struct {
-		name, service, method, path string
-		want                        bool
-	}{
-		{"exact path", "network", "GET", "v2.0/network_segment_ranges", true},
-		{"leading slash ignored", "network", "GET", "/v2.0/network_segment_ranges", true},
-		{"one segment wildcard", "network", "PUT", "v2.0/network_segment_ranges/abc", true},
-		{"method case-insensitive", "network", "put", "v2.0/network_segment_ranges/abc", true},
-		{"wildcard is one segment", "network", "GET", "v2.0/network_segment_ranges/abc/def", false},
-		{"wildcard needs a segment", "network", "GET", "v2.0/network_segment_ranges/", true},
-		{"double star takes the rest", "network", "GET", "v2.0/tags/a/b/c", true},
-		{"double star takes nothing", "network", "GET", "v2.0/tags", true},
-		{"method not granted", "network", "DELETE", "v2.0/network_segment_ranges/abc", false},
-		{"other service", "baremetal", "GET", "v2.0/network_segment_ranges", false},
-		{"other path", "network", "GET", "v2.0/networks", false},
-		{"dot-dot never matches", "network", "GET", "v2.0/tags/../networks", false},
-		{"empty segment never matches", "network", "GET", "v2.0//network_segment_ranges", false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, g.Allows(c.service, c.method, c.path))
+// grantRule is pdk/testdata/grant-rule.json: the cases the host's tests run too.
+type grantRule struct {
+	Grants []pdk.Grant `json:"grants"`
+	Cases  []struct {
+		Name    string `json:"name"`
+		Service string `json:"service"`
+		Method  string `json:"method"`
+		Path    string `json:"path"`
+		Kind    string `json:"kind"`
+		Refusal string `json:"refusal"`
+	} `json:"cases"`
+}
+
+func loadGrantRule(t *testing.T) grantRule {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/grant-rule.json")
+	require.NoError(t, err)
+	var r grantRule
+	require.NoError(t, json.Unmarshal(raw, &r))
+	require.NotEmpty(t, r.Cases)
+	return r
+}
+
+func TestGrantRuleSharedWithTheHost(t *testing.T) {
+	rule := loadGrantRule(t)
+	for _, c := range rule.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			allowed := false
+			for _, g := range rule.Grants {
+				allowed = allowed || g.Allows(c.Service, c.Method, c.Path)
+			}
+			assert.Equal(t, c.Refusal == "", allowed)
+			assert.Equal(t, c.Refusal, pdk.ExplainRefusal(rule.Grants, "the plugin declares", c.Service, c.Method, c.Path))
+			assert.Equal(t, c.Kind == "invalid_request", pdk.CheckPath(c.Path) != nil, "CheckPath refuses exactly the unsafe paths")
 		})
 	}
-	assert.True(t, Grant{Service: "network", Methods: []string{"*"}, Paths: []string{"**"}}.Allows("network", "PATCH", "a/b"))
+}
+
+// pdktest refuses like the host: same kind, same words, permanent, nothing answered.
+func TestPdktestRefusesLikeTheHost(t *testing.T) {
+	rule := loadGrantRule(t)
+	for _, c := range rule.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			answered := false
+			ctx := pdktest.New(t, pdktest.Options{Grants: rule.Grants, Cloud: func(pdktest.Call) (int, any) {
+				answered = true
+				return 200, nil
+			}})
+			_, err := ctx.OpenStack(c.Service).Do(pdk.Request{Method: c.Method, Path: c.Path})
+			if c.Refusal == "" {
+				require.NoError(t, err)
+				assert.True(t, answered)
+				return
+			}
+			var he *pdk.HostError
+			require.ErrorAs(t, err, &he)
+			assert.Equal(t, c.Kind, he.Kind)
+			assert.Equal(t, c.Refusal, he.Message)
+			assert.True(t, he.IsPermanent)
+			assert.False(t, answered, "a refused call never reaches the cloud")
+		})
+	}
+}
+
+func TestPdktestRefusesAnUnsafePathEvenWithAllowAll(t *testing.T) {
+	ctx := pdktest.New(t, pdktest.Options{AllowAll: true, Cloud: func(pdktest.Call) (int, any) { return 200, nil }})
+	err := ctx.OpenStack("network").Get("v2.0/flavors/a%2Fb", nil, nil)
+	var he *pdk.HostError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, "invalid_request", he.Kind)
 }

@@ -173,11 +173,15 @@ func (s *ServiceClient) Delete(path string, query url.Values, out any) error {
 // Call sends one request: path is relative to the service endpoint ("v2.0/flavors"), body (when
 // not nil) is sent as JSON and a 2xx answer is decoded into out (when out is not nil). Any other
 // status is an *HTTPError; a request the host could not send is its *HostError, wrapped with the
-// method and path.
+// method and path unless its message names the call already.
 func (s *ServiceClient) Call(method, path string, query url.Values, body, out any) error {
 	method = strings.ToUpper(method)
 	resp, err := s.Do(Request{Method: method, Path: path, Query: query, Body: body})
 	if err != nil {
+		var he *HostError
+		if errors.As(err, &he) && strings.HasPrefix(he.Message, method+" "+s.service+" "+path+":") {
+			return err // the host's words already name the call
+		}
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -114,5 +114,12 @@ func TestCallEncodesDecodesAndWrapsHostErrors(t *testing.T) {
 	var host *pdk.HostError
 	require.ErrorAs(t, err, &host, "a refusal by the host keeps its type under the method and path")
 	assert.True(t, pdk.IsPermanent(err))
-	assert.True(t, strings.HasPrefix(err.Error(), "DELETE v2.0/a: "), err.Error())
+	assert.EqualError(t, err, "DELETE network v2.0/a: method DELETE is not one the plugin declares for this path (GET)",
+		"the host's words already name the call: not wrapped again")
+
+	noSession := pdktest.New(t, pdktest.Options{AllowAll: true, Script: []pdktest.Exchange{
+		{Err: &pdk.HostError{Kind: "invalid_request", Message: "openstack_request: no OpenStack session during prune", IsPermanent: true}}}})
+	err = noSession.OpenStack("network").Get("v2.0/a", nil, nil)
+	assert.EqualError(t, err, "GET v2.0/a: openstack_request: no OpenStack session during prune", "other host errors gain the call")
+	require.ErrorAs(t, err, &host)
 }

@@ -32,10 +32,12 @@ type Exchange struct {
 type Options struct {
 	// Config holds the plugin's configuration (keys without the env prefix).
 	Config map[string]string
-	// Grants make the fake refuse requests outside them with a permanent *pdk.HostError of kind
-	// "grant_denied", as the real host does. nil means the registered plugin's declared grants
-	// (when a plugin is registered, as in a plugin's own package tests), so a test fails when
-	// the plugin calls something it did not declare; set AllowAll to enforce nothing.
+	// Grants make the fake refuse requests outside them as the real host does, with its words
+	// and a permanent *pdk.HostError of kind "grant_denied". nil means the registered plugin's
+	// declared grants (when a plugin is registered, as in a plugin's own package tests), so a
+	// test fails when the plugin calls something it did not declare; set AllowAll to enforce
+	// no grant. A path pdk.CheckPath refuses is refused whatever the grants, as on the host,
+	// with kind "invalid_request".
 	Grants []pdk.Grant
 	// AllowAll disables grant enforcement (for helpers tested without a registered plugin's
 	// grants in mind).
@@ -217,9 +219,15 @@ func (h *Host) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	if bodyErr != nil {
 		return nil, bodyErr
 	}
-	if h.opts.Grants != nil && !allowed(h.opts.Grants, req) {
-		return nil, &pdk.HostError{Kind: "grant_denied", IsPermanent: true,
-			Message: fmt.Sprintf("%s %s %s is outside the plugin's grants", req.Method, req.Service, req.Path)}
+	// The host's rule and words: pdk/testdata/grant-rule.json holds the cases both run.
+	if err := pdk.CheckPath(req.Path); err != nil {
+		return nil, &pdk.HostError{Kind: "invalid_request", IsPermanent: true,
+			Message: fmt.Sprintf("%s %s %s: unsafe path: %v", req.Method, req.Service, req.Path, err)}
+	}
+	if h.opts.Grants != nil {
+		if why := pdk.ExplainRefusal(h.opts.Grants, "the plugin declares", req.Service, req.Method, req.Path); why != "" {
+			return nil, &pdk.HostError{Kind: "grant_denied", IsPermanent: true, Message: why}
+		}
 	}
 	h.mu.Lock()
 	if h.next < len(h.opts.Script) {
@@ -255,15 +263,6 @@ func (h *Host) answer(ex Exchange, req *pdk.Request) (*pdk.Response, error) {
 		status = 200
 	}
 	return JSON(status, ex.Body), nil
-}
-
-func allowed(grants []pdk.Grant, req *pdk.Request) bool {
-	for _, g := range grants {
-		if g.Allows(req.Service, req.Method, req.Path) {
-			return true
-		}
-	}
-	return false
 }
 
 // JSON builds a response with body marshalled to JSON ([]byte and json.RawMessage as is).

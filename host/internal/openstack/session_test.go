@@ -3,10 +3,12 @@ package openstack
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -261,4 +263,25 @@ func TestDoFailsClearlyOnMissingEndpoint(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `the catalog of cloud "local-admin" has no "compute" endpoint`)
 	assert.True(t, plugin.IsPermanent(err))
+}
+
+// The session's own path check is a second line behind the wasm host's grant rule: it must
+// accept every path the shared rule (pdk/testdata/grant-rule.json) lets a plugin send and refuse
+// every path the rule calls unsafe, or a plugin that passes pdktest fails against a real cloud.
+func TestCleanPathAgreesWithTheSharedGrantRule(t *testing.T) {
+	raw, err := os.ReadFile("../../../pdk/testdata/grant-rule.json")
+	require.NoError(t, err)
+	var rule struct {
+		Cases []struct{ Name, Path, Kind, Refusal string } `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &rule))
+	require.NotEmpty(t, rule.Cases)
+	for _, c := range rule.Cases {
+		_, err := cleanPath(c.Path)
+		if c.Kind == "invalid_request" {
+			assert.Error(t, err, "%s: %q", c.Name, c.Path)
+		} else {
+			assert.NoError(t, err, "%s: %q", c.Name, c.Path)
+		}
+	}
 }

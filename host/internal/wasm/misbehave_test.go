@@ -155,7 +155,7 @@ func TestCallOutsideTheGrantIsRefusedAndLogged(t *testing.T) {
 	s := &fakeSession{}
 	_, err := p.Reconcile(ctx, s, nil, crRequest("g", map[string]any{"action": "outside-grant"}))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "DELETE network v2.0/networks/x is outside the grants the plugin declares")
+	assert.Contains(t, err.Error(), "DELETE network v2.0/networks/x: no path pattern the plugin declares for service network matches (v2.0/things, v2.0/things/*)")
 	assert.True(t, plugin.IsPermanent(err), "a missing grant will not appear on retry")
 	assert.Empty(t, s.Requests(), "a refused call never reaches OpenStack")
 	assert.Contains(t, logs.String(), `msg="OpenStack request refused" plugin=mock kind=Mock cr=ns/g`)
@@ -178,11 +178,16 @@ func TestCallOutsideTheGrantIsRefusedAndLogged(t *testing.T) {
 func TestEncodedPathTricksDoNotEscapeAGrant(t *testing.T) {
 	o, _ := testOptions(t)
 	p := loadTest(t, guest(t, "pdkmock"), o)
-	for _, name := range []string{"%2e%2e", "%2E%2E%2Fnetworks", "x%2f..%2f..%2fidentity", "a%5cb"} {
+	for name, why := range map[string]string{
+		"%2e%2e":                 `segment "%2e%2e" is ".." once decoded`,
+		"%2E%2E%2Fnetworks":      `segment "%2E%2E%2Fnetworks" holds an encoded slash or backslash`,
+		"x%2f..%2f..%2fidentity": `segment "x%2f..%2f..%2fidentity" holds an encoded slash or backslash`,
+		"a%5cb":                  `segment "a%5cb" holds an encoded slash or backslash`,
+	} {
 		s := &fakeSession{}
 		_, err := p.Reconcile(context.Background(), s, nil, crRequest("trick", map[string]any{"name": name}))
 		require.Error(t, err, name)
-		assert.Contains(t, err.Error(), "is outside the grants the plugin declares", name)
+		assert.Contains(t, err.Error(), "GET network v2.0/things/"+name+": unsafe path: "+why, "the refusal names the segment and the rule")
 		assert.Empty(t, s.Requests(), "%s: a refused call never reaches OpenStack", name)
 	}
 }
@@ -194,7 +199,7 @@ func TestOperatorGrantsNarrowTheDeclaredOnes(t *testing.T) {
 	s := &fakeSession{}
 	_, err := p.Reconcile(ctx, s, nil, crRequest("a", map[string]any{"name": "a"}))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "POST network v2.0/things is outside the grants the operator allows")
+	assert.Contains(t, err.Error(), "POST network v2.0/things: no path pattern the operator allows for service network matches (v2.0/things/*)")
 	require.Len(t, s.Requests(), 1, "the GET was allowed, the POST refused")
 
 	o.Grants = []grant.Grant{{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{"v2.0/things", "v2.0/things/*"}}}

@@ -43,7 +43,7 @@ func TestMisbehavingPluginFailsOnlyItsCRThroughTheRunner(t *testing.T) {
 			opts: func(o *wasm.Options) { o.MemoryLimitPages = 160 },
 			want: `wasm plugin "mock" reconcile: out of memory: `},
 		{name: "call outside its grant", guest: "pdkmock", bad: map[string]any{"action": "outside-grant"},
-			want: "DELETE network v2.0/networks/x is outside the grants the plugin declares"},
+			want: "DELETE network v2.0/networks/x: no path pattern the plugin declares for service network matches"},
 		{name: "malformed JSON output", guest: "rawmock", bad: map[string]any{"mode": "bad-json"},
 			want: `reconcile: protocol: output is not a valid result message`},
 		{name: "oversized output", guest: "rawmock", bad: map[string]any{"mode": "huge"},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -92,12 +93,68 @@ func (s Set) Allows(service, method, path string) bool {
 	return !s.narrowed || anyAllows(s.operator, service, method, path)
 }
 
-// Explain says why a refused call was refused, for the plugin's error and the host's log.
+// Explain says why a refused call was refused, naming the rule that refused it: the unsafe path
+// (CheckPath), or the service, method or path pattern the plugin's declared grants, or the
+// operator's narrowing, do not allow; "" when the call is allowed. The PDK explains a refusal
+// (pdk.ExplainRefusal) in the same words: pdk/testdata/grant-rule.json holds the cases both
+// modules' tests run.
 func (s Set) Explain(service, method, path string) string {
-	if !anyAllows(s.declared, service, method, path) {
-		return fmt.Sprintf("%s %s %s is outside the grants the plugin declares", method, service, path)
+	if why := explain(s.declared, "the plugin declares", service, method, path); why != "" {
+		return why
 	}
-	return fmt.Sprintf("%s %s %s is outside the grants the operator allows", method, service, path)
+	if s.narrowed {
+		return explain(s.operator, "the operator allows", service, method, path)
+	}
+	return ""
+}
+
+func explain(gs []Grant, whose, service, method, path string) string {
+	call := method + " " + service + " " + path
+	if err := CheckPath(path); err != nil {
+		return fmt.Sprintf("%s: unsafe path: %v", call, err)
+	}
+	var patterns, methods []string
+	matched := false
+	for _, g := range gs {
+		if g.Service != service {
+			continue
+		}
+		for _, p := range g.Paths {
+			if !Match(p, path) {
+				patterns = appendNew(patterns, p)
+				continue
+			}
+			if g.allowsMethod(method) {
+				return ""
+			}
+			matched = true
+			for _, m := range g.Methods {
+				methods = appendNew(methods, strings.ToUpper(m))
+			}
+		}
+	}
+	switch {
+	case matched:
+		return fmt.Sprintf("%s: method %s is not one %s for this path (%s)", call, method, whose, strings.Join(methods, ", "))
+	case len(patterns) > 0:
+		return fmt.Sprintf("%s: no path pattern %s for service %s matches (%s)", call, whose, service, listed(patterns))
+	}
+	return fmt.Sprintf("%s: no grant %s is for service %s", call, whose, service)
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// listed joins at most eight patterns, so a refusal stays one readable line.
+func listed(patterns []string) string {
+	if len(patterns) > 8 {
+		return strings.Join(patterns[:8], ", ") + ", ..."
+	}
+	return strings.Join(patterns, ", ")
 }
 
 func anyAllows(gs []Grant, service, method, path string) bool {
@@ -110,40 +167,23 @@ func anyAllows(gs []Grant, service, method, path string) bool {
 }
 
 func (g Grant) allows(service, method, path string) bool {
-	if g.Service != service {
-		return false
-	}
-	ok := false
-	for _, m := range g.Methods {
-		if m == "*" || strings.EqualFold(m, method) {
-			ok = true
-			break
-		}
-	}
-	if !ok {
-		return false
-	}
-	for _, p := range g.Paths {
-		if Match(p, path) {
-			return true
-		}
-	}
-	return false
+	return g.Service == service && g.allowsMethod(method) && slices.ContainsFunc(g.Paths, func(p string) bool {
+		return Match(p, path)
+	})
 }
 
-// Match reports whether path matches pattern, segment by segment: "*" matches one non-empty
-// segment and a final "**" any number of trailing segments. Leading and trailing slashes are
-// ignored. A path never matches when a segment is empty, ".", "..", holds a query or fragment,
-// or would be one of those or hold a slash or backslash once percent-decoded: servers and
-// proxies decode and normalise paths, so "%2e%2e" or "a%2Fb" inside a "*" would otherwise
-// reach a resource the grant does not name.
+func (g Grant) allowsMethod(method string) bool {
+	return slices.ContainsFunc(g.Methods, func(m string) bool { return m == "*" || strings.EqualFold(m, method) })
+}
+
+// Match reports whether path matches pattern, segment by segment: "*" matches one segment and a
+// final "**" any number of trailing segments (none included). Slashes around the pattern are
+// ignored, and one leading slash of the path. A path CheckPath refuses never matches.
 func Match(pattern, path string) bool {
-	ps, xs := split(pattern), split(path)
-	for _, x := range xs {
-		if !safeSegment(x) {
-			return false
-		}
+	if CheckPath(path) != nil {
+		return false
 	}
+	ps, xs := split(pattern), pathSegments(path)
 	for i, p := range ps {
 		if p == "**" && i == len(ps)-1 {
 			return true
@@ -155,19 +195,52 @@ func Match(pattern, path string) bool {
 	return len(ps) == len(xs)
 }
 
-func safeSegment(x string) bool {
-	if strings.ContainsAny(x, "?#\\") {
-		return false
+// CheckPath reports why the host will not send path, or nil. A path is relative to the service
+// endpoint: "" or "/" is the endpoint itself; otherwise one optional leading slash, then segments
+// separated by single slashes. Refused: an empty segment (a doubled, leading "//" or trailing
+// slash, so no URL either); a query or fragment; a space, control character or backslash; a
+// segment that is not validly percent-escaped, or that decodes to "." or "..", or to anything
+// holding a slash or backslash. Servers and proxies decode and normalise paths, so "%2e%2e" or
+// "a%2Fb" inside a "*" would otherwise reach a resource the grant does not name.
+func CheckPath(path string) error {
+	p := strings.TrimPrefix(path, "/")
+	if p == "" {
+		return nil
 	}
-	dec, err := url.PathUnescape(x)
-	if err != nil {
-		return false
+	if strings.ContainsAny(p, "?#") {
+		return fmt.Errorf("a query or fragment does not belong in the path; send the query in Request.Query")
 	}
-	return dec != "" && dec != "." && dec != ".." && !strings.ContainsAny(dec, "/\\")
+	if strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' }) {
+		return fmt.Errorf("the path holds a space, control character or backslash; escape each segment with url.PathEscape")
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "" {
+			return fmt.Errorf("the path has an empty segment (a doubled, leading or trailing slash)")
+		}
+		dec, err := url.PathUnescape(seg)
+		switch {
+		case err != nil:
+			return fmt.Errorf("segment %q is not validly percent-escaped", seg)
+		case dec == "." || dec == "..":
+			return fmt.Errorf("segment %q is %q once decoded, which would leave the resource the grant names", seg, dec)
+		case strings.ContainsAny(dec, `/\`):
+			return fmt.Errorf("segment %q holds an encoded slash or backslash, which a server may decode into a separator", seg)
+		}
+	}
+	return nil
 }
 
 func split(p string) []string {
 	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// pathSegments splits a path CheckPath accepted.
+func pathSegments(p string) []string {
+	p = strings.TrimPrefix(p, "/")
 	if p == "" {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package grant
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestEffectiveGrant(t *testing.T) {
 		want                  bool
 	}{
 		{"declared, not narrowed", NewSet(declared, nil), "network", "POST", "v2.0/flavors", true},
-		{"star segment", NewSet(declared, nil), "network", "DELETE", "/v2.0/flavors/abc/", true},
+		{"star segment", NewSet(declared, nil), "network", "DELETE", "/v2.0/flavors/abc", true},
 		{"star is one segment", NewSet(declared, nil), "network", "DELETE", "v2.0/flavors/abc/x", false},
 		{"double star", NewSet(declared, nil), "network", "PATCH", "v2.0/service_profiles/a/b", true},
 		{"undeclared method", NewSet(declared, nil), "network", "PUT", "v2.0/flavors/abc", false},
@@ -44,7 +45,7 @@ func TestEffectiveGrant(t *testing.T) {
 		{"query in a star", NewSet(declared, nil), "network", "GET", "v2.0/flavors/x?all_tenants=1", false},
 		{"fragment in a star", NewSet(declared, nil), "network", "GET", "v2.0/flavors/x#y", false},
 		{"other encoded characters are a segment", NewSet(declared, nil), "network", "GET", "v2.0/flavors/a%20b", true},
-		{"trailing slash is the same resource", NewSet(declared, nil), "network", "GET", "v2.0/flavors/", true},
+		{"a trailing slash is an empty segment", NewSet(declared, nil), "network", "GET", "v2.0/flavors/", false},
 		{"path case is not folded", NewSet(declared, nil), "network", "GET", "V2.0/FLAVORS", false},
 		{"service case is not folded", NewSet(declared, nil), "Network", "GET", "v2.0/flavors", false},
 		{"method case is folded", NewSet(declared, nil), "network", "post", "v2.0/flavors", true},
@@ -58,8 +59,46 @@ func TestEffectiveGrant(t *testing.T) {
 			assert.Equal(t, c.want, c.set.Allows(c.service, c.method, c.path))
 		})
 	}
-	assert.Contains(t, NewSet(declared, operator).Explain("network", "POST", "v2.0/flavors"), "operator")
-	assert.Contains(t, NewSet(declared, operator).Explain("network", "PUT", "v2.0/x"), "plugin declares")
+	assert.Equal(t, "POST network v2.0/flavors: method POST is not one the operator allows for this path (GET)",
+		NewSet(declared, operator).Explain("network", "POST", "v2.0/flavors"))
+	assert.Equal(t, "PUT network v2.0/x: no path pattern the plugin declares for service network matches (v2.0/flavors, v2.0/flavors/*, v2.0/service_profiles/**)",
+		NewSet(declared, operator).Explain("network", "PUT", "v2.0/x"))
+	assert.Empty(t, NewSet(declared, operator).Explain("network", "GET", "v2.0/flavors/x"))
+}
+
+// grantRule is the PDK's table of cases (pdk/testdata/grant-rule.json), read as a data file: the
+// host module does not import the PDK. The host and pdktest must allow and refuse the same calls
+// with the same words, or a plugin passes its unit tests and fails in production.
+type grantRule struct {
+	Grants []Grant `json:"grants"`
+	Cases  []struct {
+		Name    string `json:"name"`
+		Service string `json:"service"`
+		Method  string `json:"method"`
+		Path    string `json:"path"`
+		Kind    string `json:"kind"`
+		Refusal string `json:"refusal"`
+	} `json:"cases"`
+}
+
+// grantRulePath is the shared table, relative to this package's directory.
+const grantRulePath = "../../../../pdk/testdata/grant-rule.json"
+
+func TestGrantRuleSharedWithThePDK(t *testing.T) {
+	raw, err := os.ReadFile(grantRulePath)
+	require.NoError(t, err)
+	var rule grantRule
+	require.NoError(t, json.Unmarshal(raw, &rule))
+	require.NotEmpty(t, rule.Cases)
+	require.NoError(t, Validate(rule.Grants))
+	set := NewSet(rule.Grants, nil)
+	for _, c := range rule.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			assert.Equal(t, c.Refusal == "", set.Allows(c.Service, c.Method, c.Path))
+			assert.Equal(t, c.Refusal, set.Explain(c.Service, c.Method, c.Path))
+			assert.Equal(t, c.Kind == "invalid_request", CheckPath(c.Path) != nil, "CheckPath refuses exactly the unsafe paths")
+		})
+	}
 }
 
 func TestParseRefusesBadGrants(t *testing.T) {
