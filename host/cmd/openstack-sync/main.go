@@ -21,6 +21,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugincmd"
+	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
@@ -32,7 +33,9 @@ const usage = `usage: openstack-sync <command> [arguments]
 commands:
   hook --plugin <file> [--config] [--env-prefix P] [--binding NAME]
           run one plugin as a shell-operator hook
-  plugin inspect|verify ...
+  run --plugin <file> --clouds <clouds.yaml> [--dry-run] CR.yaml...
+          one hook pass without Kubernetes, printing statuses and OpenStack requests
+  plugin inspect|verify|push|pull ...
           look into a plugin module without a cluster (openstack-sync plugin help)
   version print the version
 `
@@ -54,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return hook.Main(ctx, deps(), args[1:], os.LookupEnv, stdout, stderr)
 	case "plugin":
 		return plugincmd.Main(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runcmd.Main(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "openstack-sync", versionString())
 		return hook.ExitOK

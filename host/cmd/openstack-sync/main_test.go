@@ -19,6 +19,8 @@ func TestCommands(t *testing.T) {
 		{args: []string{"help"}, code: 0, stdout: "usage: openstack-sync <command>"},
 		{args: []string{"version"}, code: 0, stdout: "openstack-sync "},
 		{args: []string{"hook"}, code: 2, stderr: "--plugin is required"},
+		{args: []string{"run", "cr.yaml"}, code: 2, stderr: "openstack-sync run: --plugin is required"},
+		{args: []string{"plugin", "verify"}, code: 2, stderr: "want at least one FILE"},
 		// The real wasm loader is wired: a missing module is named with the reason.
 		{args: []string{"hook", "--plugin", "testdata/missing.wasm", "--config"}, code: 1,
 			stderr: "loading plugin testdata/missing.wasm"},

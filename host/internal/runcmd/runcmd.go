@@ -1,0 +1,349 @@
+// Package runcmd is `openstack-sync run`: one hook pass of a plugin with no Kubernetes at all.
+// CRs come from YAML files, credentials from a clouds.yaml file; the pass is the hook's own
+// (planner, runner, status, finalizers, prune), with the Kubernetes API replaced by the files
+// read in memory, and it prints each CR's would-be status and every OpenStack request.
+package runcmd
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"golang.org/x/time/rate"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
+)
+
+const usage = `usage: openstack-sync run --plugin FILE --clouds clouds.yaml [--cloud NAME] [--prune] [--dry-run]
+          [--deleted CR.yaml]... [--set KEY=VALUE]... [--namespace NS] [--resource PLURAL] CR.yaml...
+
+One hook pass without Kubernetes: the CRs of the files (several documents per file allowed) are
+reconciled with the credentials of clouds.yaml, deleted ones (--deleted) are cleaned up, and each
+CR's would-be status and every OpenStack request are printed. --dry-run sends reads only and
+lists the writes it would have sent (each CR stops at its first write).
+`
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+type options struct {
+	plugin, clouds, cloud, namespace, resource string
+	prune, dryRun                              bool
+	deleted, set, files                        []string
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var deleted, set multi
+	fs := flag.NewFlagSet("openstack-sync run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	fs.StringVar(&o.plugin, "plugin", "", "the plugin module (required)")
+	fs.StringVar(&o.clouds, "clouds", "", "a clouds.yaml file (required)")
+	fs.StringVar(&o.cloud, "cloud", "", "the cloud of clouds.yaml every CR uses (default: each CR's cloudCredentialsRef.cloudName)")
+	fs.StringVar(&o.namespace, "namespace", "default", "the namespace of CRs that name none")
+	fs.StringVar(&o.resource, "resource", "", "the CRD's plural (default: the kind in lower case plus s)")
+	fs.BoolVar(&o.prune, "prune", false, "run with PRUNE=true")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "send only reads; record writes without sending them")
+	fs.Var(&deleted, "deleted", "a file of CRs being deleted (repeatable)")
+	fs.Var(&set, "set", "a hook setting KEY=VALUE, as the chart's hook.env (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.deleted, o.set, o.files = deleted, set, fs.Args()
+	for _, kv := range o.set {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return o, fmt.Errorf("--set %q is not KEY=VALUE", kv)
+		}
+	}
+	switch {
+	case o.plugin == "":
+		return o, errors.New("--plugin is required")
+	case o.clouds == "":
+		return o, errors.New("--clouds is required")
+	case len(o.files) == 0 && len(o.deleted) == 0:
+		return o, errors.New("name at least one CR file")
+	}
+	return o, nil
+}
+
+// Main runs the command.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return hook.ExitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "openstack-sync run:", err)
+		return hook.ExitUsage
+	}
+	code, err := run(ctx, o, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "openstack-sync run:", err)
+		return hook.ExitFail
+	}
+	return code
+}
+
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) {
+	if _, err := os.Stat(o.clouds); err != nil {
+		return 0, fmt.Errorf("--clouds: %w", err)
+	}
+	quiet := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	info, err := wasm.Inspect(ctx, o.plugin, wasm.Options{Logger: quiet})
+	if err != nil {
+		return 0, err
+	}
+	if info.Probe {
+		return 0, fmt.Errorf("%s is a connectivity probe; it reconciles no CRs", info.Name)
+	}
+	live, err := readCRs(o.files, o, false)
+	if err != nil {
+		return 0, err
+	}
+	gone, err := readCRs(o.deleted, o, true)
+	if err != nil {
+		return 0, err
+	}
+	all := append(live, gone...)
+	apiVersion, kind, err := oneKind(all)
+	if err != nil {
+		return 0, err
+	}
+	st := &store{objects: map[string]map[string]any{}, clouds: o.clouds}
+	items := []any{}
+	for _, obj := range all {
+		meta := obj["metadata"].(map[string]any)
+		k := key(meta["namespace"].(string), meta["name"].(string))
+		if _, dup := st.objects[k]; dup {
+			return 0, fmt.Errorf("two CRs are named %s", k)
+		}
+		st.objects[k] = obj
+		items = append(items, map[string]any{"object": obj})
+	}
+	binding := info.BindingName
+	contexts, err := json.Marshal([]any{map[string]any{"binding": binding, "type": "Synchronization",
+		"objects": items, "snapshots": map[string]any{binding: items}}})
+	if err != nil {
+		return 0, err
+	}
+	ctxFile, err := os.CreateTemp("", "openstack-sync-run-*.json")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(ctxFile.Name())
+	if _, err := ctxFile.Write(contexts); err != nil {
+		ctxFile.Close()
+		return 0, err
+	}
+	ctxFile.Close()
+
+	p := info.EnvPrefix
+	group, _, _ := strings.Cut(apiVersion, "/")
+	plural := cmp.Or(o.resource, strings.ToLower(kind)+"s")
+	env := map[string]string{
+		"BINDING_CONTEXT_PATH": ctxFile.Name(), "POD_NAMESPACE": o.namespace,
+		"LOG_LEVEL":    cmp.Or(os.Getenv("LOG_LEVEL"), "info"),
+		p + "_ENABLED": "true", p + "_STATUS_ENABLED": "true", p + "_PRUNE": fmt.Sprint(o.prune),
+		p + "_CRD_API_VERSION": apiVersion, p + "_CRD_KIND": kind, p + "_CRD_RESOURCE": plural + "." + group,
+		p + "_READY_RETRIES": "1", p + "_READY_DELAY": "0",
+	}
+	for _, kv := range o.set {
+		k, v, _ := strings.Cut(kv, "=")
+		env[p+"_"+k] = v
+	}
+	// The sandbox settings and the cache location come from the shell, as for the hook.
+	lookup := func(k string) (string, bool) {
+		if v, ok := env[k]; ok {
+			return v, true
+		}
+		if k == wasm.CacheDirEnv || k == "XDG_CACHE_HOME" || k == "HOME" || strings.HasPrefix(k, "OPENSTACK_SYNC_WASM_") {
+			return os.LookupEnv(k)
+		}
+		return "", false
+	}
+	j := &journal{}
+	deps := hook.Deps{
+		LoadPlugin: func(ctx context.Context, path string, lo hook.LoadOptions) (plugin.Plugin, error) {
+			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger})
+		},
+		NewKube: func() (hook.Kube, error) { return st, nil },
+		NewConnector: func(s hook.SecretReader, co hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
+			return recordingConnector{Connector: openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: co.Plugin,
+				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: o.dryRun}
+		},
+	}
+	code := hook.Main(ctx, deps, []string{"--plugin", o.plugin}, lookup, io.Discard, stderr)
+	report(stdout, info, st, all, j, o.dryRun)
+	return code, nil
+}
+
+// readCRs reads every document of the files as one CR; deleted ones are given a deletion time
+// and the framework's finalizer, as a CR being deleted under the framework has.
+func readCRs(files []string, o options, deleted bool) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for i, doc := range splitYAML(b) {
+			var obj map[string]any
+			if err := yaml.Unmarshal(doc, &obj); err != nil {
+				return nil, fmt.Errorf("%s document %d: %w", f, i+1, err)
+			}
+			if len(obj) == 0 {
+				continue
+			}
+			if err := complete(obj, o, deleted); err != nil {
+				return nil, fmt.Errorf("%s document %d: %w", f, i+1, err)
+			}
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+func splitYAML(b []byte) [][]byte {
+	var docs [][]byte
+	for _, d := range bytes.Split(append([]byte("\n"), b...), []byte("\n---")) {
+		if len(bytes.TrimSpace(d)) > 0 {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+// complete fills in what the API server would have set on a stored CR, and points its
+// credentials at the run's clouds.yaml.
+func complete(obj map[string]any, o options, deleted bool) error {
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil || meta["name"] == nil {
+		return errors.New("metadata.name is missing")
+	}
+	name, _ := meta["name"].(string)
+	if meta["namespace"] == nil {
+		meta["namespace"] = o.namespace
+	}
+	ns, _ := meta["namespace"].(string)
+	if meta["uid"] == nil {
+		meta["uid"] = "run-" + ns + "-" + name
+	}
+	if meta["generation"] == nil {
+		meta["generation"] = 1
+	}
+	if meta["resourceVersion"] == nil {
+		meta["resourceVersion"] = "1"
+	}
+	if deleted {
+		meta["deletionTimestamp"] = "2000-01-01T00:00:00Z"
+		fs, _ := meta["finalizers"].([]any)
+		if !slices.Contains(fs, any(resource.Finalizer)) {
+			meta["finalizers"] = append(fs, resource.Finalizer)
+		}
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return errors.New("spec is missing")
+	}
+	ref, _ := spec["cloudCredentialsRef"].(map[string]any)
+	if ref == nil {
+		ref = map[string]any{"secretName": "clouds-yaml"}
+		spec["cloudCredentialsRef"] = ref
+	}
+	if o.cloud != "" {
+		ref["cloudName"] = o.cloud
+	}
+	if ref["cloudName"] == nil {
+		return errors.New("spec.cloudCredentialsRef.cloudName is missing; pass --cloud")
+	}
+	if ref["secretName"] == nil {
+		ref["secretName"] = "clouds-yaml"
+	}
+	return nil
+}
+
+func oneKind(objs []map[string]any) (apiVersion, kind string, err error) {
+	for _, obj := range objs {
+		av, _ := obj["apiVersion"].(string)
+		k, _ := obj["kind"].(string)
+		if av == "" || k == "" || !strings.Contains(av, "/") {
+			return "", "", errors.New("every CR needs apiVersion (group/version) and kind")
+		}
+		if apiVersion == "" {
+			apiVersion, kind = av, k
+		}
+		if av != apiVersion || k != kind {
+			return "", "", fmt.Errorf("one run reconciles one kind: %s %s and %s %s", apiVersion, kind, av, k)
+		}
+	}
+	return apiVersion, kind, nil
+}
+
+// report prints each CR's status and finalizers after the pass, then every request.
+func report(w io.Writer, info wasm.Info, st *store, objs []map[string]any, j *journal, dryRun bool) {
+	fmt.Fprintf(w, "plugin %s %s\n", info.Name, info.Version)
+	for _, obj := range objs {
+		meta := obj["metadata"].(map[string]any)
+		k := key(meta["namespace"].(string), meta["name"].(string))
+		now := st.objects[k]
+		nm, _ := now["metadata"].(map[string]any)
+		deleting := ""
+		if meta["deletionTimestamp"] != nil {
+			deleting = " (deleted)"
+		}
+		fmt.Fprintf(w, "\n%s %s%s\n", obj["kind"], k, deleting)
+		if status, ok := now["status"].(map[string]any); ok {
+			b, _ := yaml.Marshal(map[string]any{"status": status})
+			fmt.Fprint(w, indent(string(b)))
+		} else {
+			fmt.Fprintln(w, "  status: (not written)")
+		}
+		fs, _ := nm["finalizers"].([]any)
+		fmt.Fprintf(w, "  finalizers: %v\n", fs)
+	}
+	heading := "\nOpenStack requests"
+	if dryRun {
+		heading += " (dry run: writes were not sent)"
+	}
+	fmt.Fprintln(w, heading+":")
+	for _, c := range j.calls {
+		result := fmt.Sprint(c.Status)
+		if c.Error != "" {
+			result = c.Error
+		}
+		fmt.Fprintf(w, "  %s %s %s %s -> %s\n", c.Cloud, c.Service, c.Method, c.Path, result)
+	}
+	if dryRun {
+		fmt.Fprintln(w, "\nWrite plan:")
+		for _, c := range j.calls {
+			if !c.Sent {
+				fmt.Fprintf(w, "  %s %s %s %s\n", c.Cloud, c.Service, c.Method, c.Path)
+			}
+		}
+	}
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
