@@ -199,6 +199,10 @@ type LifecycleStatus struct {
 	// RequeueSeconds is how soon a Progressing CR wants to be looked at again (a hint: the host's
 	// progress schedule is the floor).
 	RequeueSeconds int64 `json:"requeue_seconds,omitempty"`
+	// ReadyReason, when set on a failure, is the Ready condition's reason (e.g. InvalidSpec), so
+	// a plugin moving onto the lifecycle keeps the reasons its operators alert on; else the Ready
+	// reason is Reason.
+	ReadyReason string `json:"ready_reason,omitempty"`
 }
 
 var registered *Plugin

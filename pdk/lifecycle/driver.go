@@ -163,6 +163,9 @@ func (d *Driver[O, R, F, S]) adopt(ctx context.Context, act BaseActuator[O, S], 
 	case err != nil:
 		return nil, Transient(fmt.Errorf("listing %ss for adoption: %w", d.noun(), err))
 	case len(matches) > 1:
+		if ac, ok := act.(AdoptionConflict[S]); ok {
+			return nil, Terminal(ReasonUnrecoverableError, ac.AdoptionConflict(matches))
+		}
 		return nil, Terminal(ReasonUnrecoverableError, fmt.Errorf("%d %ss match this CR (%s); delete or rename the extras in OpenStack",
 			len(matches), d.noun(), ids(matches, act)))
 	case len(matches) == 1:

@@ -65,6 +65,12 @@ type BaseActuator[O, S any] interface {
 	ListForAdoption(ctx context.Context, obj O) (iter.Seq2[*S, error], bool)
 }
 
+// AdoptionConflict MAY be implemented by an actuator to word the error of an adoption that
+// matched several resources (the driver's own wording names their ids). The error is terminal.
+type AdoptionConflict[S any] interface {
+	AdoptionConflict(matches []*S) error
+}
+
 // CreateActuator adds what the create and update flows need.
 type CreateActuator[O, F, S any] interface {
 	BaseActuator[O, S]

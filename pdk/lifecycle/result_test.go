@@ -25,6 +25,9 @@ func TestOutcomeResult(t *testing.T) {
 		{"terminal keeps the id of a resource that exists",
 			lifecycle.Outcome{ID: "w1", Available: lifecycle.ConditionTrue, Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration, errors.New("bad"))},
 			pdk.LifecycleStatus{ID: "w1", Available: "True", Reason: "InvalidConfiguration", Message: "bad"}},
+		{"a pdk reason names the Ready reason",
+			lifecycle.Outcome{Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration, pdk.WithReason("InvalidSpec", errors.New("spec.name is empty")))},
+			pdk.LifecycleStatus{Available: "Unknown", Reason: "InvalidConfiguration", Message: "spec.name is empty", ReadyReason: "InvalidSpec"}},
 		{"no availability reads as Unknown", lifecycle.Outcome{Progress: lifecycle.Transient(errors.New("503"))},
 			pdk.LifecycleStatus{Available: "Unknown", Reason: "TransientError", Message: "503"}},
 	} {

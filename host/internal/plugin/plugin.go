@@ -126,6 +126,8 @@ type Lifecycle struct {
 	Message string
 	// RequeueSeconds is how soon a Progressing CR asks to be run again (a hint).
 	RequeueSeconds int64
+	// ReadyReason, when set on a failure, is the Ready condition's reason; else Reason is.
+	ReadyReason string
 }
 
 // Terminal reports whether the reason is one no retry fixes until the spec changes.

@@ -36,8 +36,12 @@ func TestLifecycleResultsBecomeStatus(t *testing.T) {
 			Message: "waiting for ACTIVE", RequeueSeconds: 5}},
 		"bad": {Lifecycle: &plugin.Lifecycle{Available: "False", Reason: "InvalidConfiguration",
 			Message: "spec.import.filter matches 2 widgets"}},
+		"named": {Lifecycle: &plugin.Lifecycle{Available: "False", Reason: "InvalidConfiguration",
+			Message: "spec.minimum is negative", ReadyReason: "InvalidSpec"}},
+		"badname": {Lifecycle: &plugin.Lifecycle{Available: "False", Reason: "UnrecoverableError",
+			Message: "x", ReadyReason: "not a reason!"}},
 	}
-	code := e.run(e.plan(cr{name: "ok"}, cr{name: "building"}, cr{name: "bad"}))
+	code := e.run(e.plan(cr{name: "ok"}, cr{name: "building"}, cr{name: "bad"}, cr{name: "named"}, cr{name: "badname"}))
 	assert.Equal(t, 0, code, "progressing is not a failure and a terminal failure is final: no failing exit")
 
 	ok := e.status("ok")
@@ -61,8 +65,11 @@ func TestLifecycleResultsBecomeStatus(t *testing.T) {
 	assert.Equal(t, "InvalidConfiguration", condition(bad, "Progressing")["reason"])
 	assert.Equal(t, "InvalidConfiguration", condition(bad, "Ready")["reason"])
 
+	assert.Equal(t, "InvalidSpec", condition(e.status("named"), "Ready")["reason"], "the plugin's Ready reason is kept")
+	assert.Equal(t, "InvalidConfiguration", condition(e.status("named"), "Progressing")["reason"])
+	assert.Equal(t, "UnrecoverableError", condition(e.status("badname"), "Ready")["reason"], "a reason the API server would refuse falls back")
 	assert.Empty(t, e.plugin.Pruned(), "a plugin that deletes per CR and has no prune step is never pruned")
-	assert.Contains(t, e.logs.String(), "Finished reconciling widget(s) with errors; 0 failed to reconcile and 0 could not be read; 1 failed terminally")
+	assert.Contains(t, e.logs.String(), "Finished reconciling widget(s) with errors; 0 failed to reconcile and 0 could not be read; 3 failed terminally")
 	assert.Contains(t, e.logs.String(), "Failed to reconcile widget bad (InvalidConfiguration; not retried until its spec changes)")
 }
 

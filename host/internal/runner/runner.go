@@ -261,6 +261,9 @@ func lifecycleOutcome(l *plugin.Lifecycle, msg string, extra map[string]any) sta
 	o := status.Outcome{Synced: l.Reason == plugin.ReasonSuccess, Message: msg, Extra: extra, Lifecycle: sl}
 	if !o.Synced {
 		o.Reason = l.Reason
+		if r := l.ReadyReason; r != "" && len(r) <= maxReasonLen && reasonPattern.MatchString(r) {
+			o.Reason = r
+		}
 	}
 	return o
 }

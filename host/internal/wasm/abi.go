@@ -84,6 +84,7 @@ type lifecycleMessage struct {
 	Reason         string `json:"reason"`
 	Message        string `json:"message"`
 	RequeueSeconds int64  `json:"requeue_seconds"`
+	ReadyReason    string `json:"ready_reason"`
 }
 
 var (
@@ -114,7 +115,7 @@ func (m *lifecycleMessage) toPlugin() (*plugin.Lifecycle, error) {
 		return nil, fmt.Errorf("lifecycle.resource must be a JSON object")
 	}
 	return &plugin.Lifecycle{ID: m.ID, Resource: m.Resource, Available: m.Available, Reason: m.Reason,
-		Message: m.Message, RequeueSeconds: m.RequeueSeconds}, nil
+		Message: m.Message, RequeueSeconds: m.RequeueSeconds, ReadyReason: m.ReadyReason}, nil
 }
 
 type credentialsMessage struct {
