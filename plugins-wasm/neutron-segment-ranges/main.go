@@ -1,15 +1,18 @@
 // Command neutron-segment-ranges is the openstack-sync plugin that converges NeutronSegmentRange
 // CRs into Neutron network segment ranges (docs/plugins/neutron-segment-ranges.md).
 //
-// Ranges are found by exact name and adopted; the plugin never deletes one, so it carries no
-// ownership marker and its cleanup policy is NONE whatever PRUNE says.
+// The plugin is built on pdk/lifecycle: a CR binds one range (status.id), found on its first run by
+// exact name and adopted, or imported by id or filter (spec.import, unmanaged). The plugin never
+// deletes a range, so it carries no ownership marker and its cleanup policy is NONE whatever PRUNE
+// says: deleting a CR always leaves the range (detach).
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -21,9 +24,10 @@ var metadata = pdk.Metadata{
 	BindingName: "neutron-segment-ranges",
 	Grants: []pdk.Grant{
 		{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{rangesPath}},
-		{Service: "network", Methods: []string{"PUT"}, Paths: []string{rangesPath + "/*"}},
+		{Service: "network", Methods: []string{"GET", "PUT"}, Paths: []string{rangesPath + "/*"}},
 	},
-	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone},
+	Lifecycle: true,
+	Cleanup:   pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone},
 }
 
 func init() {
@@ -50,23 +54,19 @@ const cacheKey = "segment-ranges"
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.WithReason(invalidspec.Reason, err)
+		return lifecycle.Outcome{Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration,
+			pdk.WithReason(invalidspec.Reason, err))}.Result(), nil
 	}
 	svc := network(ctx)
 	idx, _ := ctx.Cache()[cacheKey].(*index)
 	if idx == nil {
 		var err error
 		if idx, err = loadIndex(svc); err != nil {
-			return nil, err
+			return lifecycle.Outcome{Progress: lifecycle.Transient(err)}.Result(), nil
 		}
 		ctx.Cache()[cacheKey] = idx
 	}
-	if err := reconcile(svc, idx, spec); err != nil {
-		var ie *immutableError
-		if errors.As(err, &ie) {
-			return nil, pdk.WithReason("ImmutableFieldChanged", err)
-		}
-		return nil, invalidspec.WithReason(err)
-	}
-	return &pdk.Result{}, nil
+	id, _ := req.Status["id"].(string)
+	out := driver.Reconcile(context.Background(), &rangeCR{spec: spec, statusID: id, svc: svc, idx: idx})
+	return out.Result(), nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,21 +35,34 @@ func TestReconcileThroughThePDK(t *testing.T) {
 	res, err := pdktest.Reconcile(ctx, nil, obj, spec)
 	require.NoError(t, err, "every call the plugin makes is inside its declared grants")
 	assert.Empty(t, res.Notes)
-	assert.Len(t, f.byName("edge"), 1)
+	require.Len(t, f.byName("edge"), 1)
+	lc := res.Lifecycle
+	require.NotNil(t, lc)
+	assert.Equal(t, "Success", lc.Reason)
+	assert.Equal(t, f.byName("edge")[0]["id"], lc.ID, "the created range is recorded in status.id")
+	assert.Equal(t, "True", lc.Available)
+	assert.Equal(t, map[string]any{"name": "edge", "network_type": "vxlan", "minimum": int64(4000), "maximum": int64(4099), "shared": true},
+		lc.Resource)
 
 	ctx = newCtx()
-	_, err = pdktest.Reconcile(ctx, nil, obj, spec)
+	res, err = reconcileWith(t, ctx, map[string]any{"id": lc.ID}, spec)
 	require.NoError(t, err)
+	assert.Equal(t, "Success", res.Lifecycle.Reason)
 	assert.Empty(t, pdktest.Of(t, ctx).Requests(), "the group's cached list serves a second CR without a request")
 
 	spec["network_type"] = "geneve"
-	_, err = pdktest.Reconcile(newCtx(), nil, obj, spec)
-	require.ErrorContains(t, err, "network_type: have='vxlan' want='geneve'")
-	assert.Equal(t, "ImmutableFieldChanged", pdk.Reason(err))
+	res, err = reconcileWith(t, newCtx(), map[string]any{"id": lc.ID}, spec)
+	require.NoError(t, err)
+	assert.Contains(t, res.Lifecycle.Message, "network_type: have='vxlan' want='geneve'")
+	assert.Equal(t, "ImmutableFieldChanged", res.Lifecycle.ReadyReason)
+	assert.Equal(t, "InvalidConfiguration", res.Lifecycle.Reason, "not retried until the spec changes")
+	assert.Equal(t, lc.ID, res.Lifecycle.ID, "the bound range stays recorded")
 
-	_, err = pdktest.Reconcile(newCtx(), nil, obj, map[string]any{"name": "x", "network_type": "vlan", "minimum": 3, "maximum": 2, "physical_network": "p"})
-	require.ErrorContains(t, err, "the range is empty")
-	assert.Equal(t, "InvalidSpec", pdk.Reason(err))
+	res, err = pdktest.Reconcile(newCtx(), nil, obj, map[string]any{"name": "x", "network_type": "vlan", "minimum": 3, "maximum": 2, "physical_network": "p"})
+	require.NoError(t, err)
+	assert.Contains(t, res.Lifecycle.Message, "the range is empty")
+	assert.Equal(t, "InvalidSpec", res.Lifecycle.ReadyReason)
+	assert.Equal(t, "InvalidConfiguration", res.Lifecycle.Reason)
 }
 
 func TestWaitForAPIPolicyRefusalIsPermanent(t *testing.T) {
@@ -65,4 +79,12 @@ func TestWaitForAPIPolicyRefusalIsPermanent(t *testing.T) {
 	err = pdk.Registered().WaitForAPI(ctx)
 	require.Error(t, err)
 	assert.False(t, pdk.IsPermanent(err), "an outage is retried")
+}
+
+// reconcileWith reconciles spec for a CR whose status is status (pdktest.Reconcile passes none).
+func reconcileWith(t *testing.T, ctx *pdk.Context, status map[string]any, spec any) (*pdk.Result, error) {
+	t.Helper()
+	raw, err := json.Marshal(spec)
+	require.NoError(t, err)
+	return pdk.Registered().Reconcile(ctx, &pdk.ReconcileRequest{Object: obj, Spec: raw, Status: status})
 }

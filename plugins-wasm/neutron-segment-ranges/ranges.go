@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
 const rangesPath = "v2.0/network_segment_ranges"
 
-// Spec is NeutronSegmentRange.spec without cloudCredentialsRef.
+// Spec is NeutronSegmentRange.spec without cloudCredentialsRef. The range's own fields sit at the
+// top of spec (the CRs predate the lifecycle), beside the shared lifecycle fields.
 type Spec struct {
 	Name            string `json:"name"`
 	NetworkType     string `json:"network_type"`
@@ -21,6 +25,49 @@ type Spec struct {
 	// Shared defaults to true when absent, as in the CRD.
 	Shared    *bool  `json:"shared"`
 	ProjectID string `json:"project_id"`
+
+	ManagementPolicy lifecycle.ManagementPolicy      `json:"managementPolicy,omitempty"`
+	Import           *lifecycle.Import[ImportFilter] `json:"import,omitempty"`
+}
+
+// ImportFilter is spec.import.filter: every field set must match.
+type ImportFilter struct {
+	Name            string `json:"name,omitempty"`
+	NetworkType     string `json:"network_type,omitempty"`
+	PhysicalNetwork string `json:"physical_network,omitempty"`
+	ProjectID       string `json:"project_id,omitempty"`
+}
+
+func (f ImportFilter) matches(r segmentRange) bool {
+	return (f.Name == "" || r.Name == f.Name) && (f.NetworkType == "" || r.NetworkType == f.NetworkType) &&
+		(f.PhysicalNetwork == "" || r.physnet() == f.PhysicalNetwork) && (f.ProjectID == "" || r.ProjectID == f.ProjectID)
+}
+
+// hasResource reports whether the spec sets any of the range's own fields.
+func (s Spec) hasResource() bool {
+	return s.Name != "" || s.NetworkType != "" || s.PhysicalNetwork != "" || s.Minimum != nil || s.Maximum != nil ||
+		s.Shared != nil || s.ProjectID != ""
+}
+
+// validateLifecycle checks the shared fields as the CRD's rules do: an unmanaged CR imports and
+// sets none of the range's fields; an import names an id or a filter, not both.
+func (s Spec) validateLifecycle() error {
+	switch s.ManagementPolicy {
+	case "", lifecycle.Managed, lifecycle.Unmanaged:
+	default:
+		return invalidspec.Errorf("spec.managementPolicy must be managed or unmanaged; got %q", s.ManagementPolicy)
+	}
+	switch {
+	case s.Import != nil && (s.Import.ID == "") == (s.Import.Filter == nil):
+		return invalidspec.Errorf("spec.import needs exactly one of id and filter")
+	case s.ManagementPolicy == lifecycle.Unmanaged && s.Import == nil:
+		return invalidspec.Errorf("spec.managementPolicy unmanaged needs spec.import (id or filter)")
+	case s.Import != nil && s.hasResource():
+		return invalidspec.Errorf("spec.import and the range's fields (spec.name, spec.network_type, ...) are exclusive")
+	case s.Import != nil && s.ManagementPolicy != lifecycle.Unmanaged:
+		return invalidspec.Errorf("spec.import needs spec.managementPolicy unmanaged")
+	}
+	return nil
 }
 
 func (s Spec) shared() bool { return s.Shared == nil || *s.Shared }
@@ -126,29 +173,51 @@ func (idx *index) put(r segmentRange) {
 	idx.ranges = append(idx.ranges, r)
 }
 
-// reconcile converges one segment range. The Neutron range is found by its exact name, so an
-// out-of-band range of that name is adopted; it carries no marker because this plugin never
-// deletes.
+// reconcile converges one managed segment range without a recorded status.id, as every CR did
+// before the lifecycle: the range is found by its exact name (adoption), so an out-of-band range
+// of that name is adopted; it carries no marker because this plugin never deletes.
 func reconcile(svc *pdk.ServiceClient, idx *index, s Spec) error {
-	if err := s.validate(); err != nil {
+	out := driver.Reconcile(context.Background(), &rangeCR{spec: s, svc: svc, idx: idx})
+	if out.Progress.IsDone() {
+		return nil
+	}
+	if err := out.Progress.Err(); err != nil {
 		return err
 	}
-	matches := idx.find(s)
-	switch {
-	case len(matches) > 1:
-		ids := make([]string, 0, len(matches))
-		for _, m := range matches {
-			ids = append(ids, m.ID)
-		}
-		hint := "set spec.project_id and spec.shared=false to pick one, or rename the extras in Neutron"
-		if !s.shared() {
-			hint = "rename or delete the extras in Neutron"
-		}
-		return fmt.Errorf("%d segment ranges are named %q (%s); %s", len(matches), s.Name, strings.Join(ids, ", "), hint)
-	case len(matches) == 0:
-		return create(svc, idx, s)
+	return errors.New(out.Progress.Message())
+}
+
+// create makes the range; nothing fallible follows the POST.
+func create(svc *pdk.ServiceClient, idx *index, s Spec) (*segmentRange, error) {
+	body := map[string]any{
+		"name":         s.Name,
+		"network_type": s.NetworkType,
+		"minimum":      *s.Minimum,
+		"maximum":      *s.Maximum,
+		"shared":       s.shared(),
 	}
-	cur := matches[0]
+	if s.PhysicalNetwork != "" {
+		body["physical_network"] = s.PhysicalNetwork
+	}
+	if !s.shared() {
+		body["project_id"] = s.ProjectID
+	}
+	var resp struct {
+		Range segmentRange `json:"network_segment_range"`
+	}
+	if err := svc.Call("POST", rangesPath, nil, map[string]any{"network_segment_range": body}, &resp); err != nil {
+		return nil, fmt.Errorf("create segment range %q: %w", s.Name, err)
+	}
+	if resp.Range.ID == "" {
+		return nil, fmt.Errorf("create segment range %q: Neutron answered without an id", s.Name)
+	}
+	idx.put(resp.Range)
+	return &resp.Range, nil
+}
+
+// update changes the bounds of an existing range in place, after checking nothing Neutron cannot
+// change differs.
+func update(svc *pdk.ServiceClient, idx *index, cur segmentRange, s Spec) error {
 	if err := immutableDiff(cur, s); err != nil {
 		return err
 	}
@@ -172,33 +241,6 @@ func reconcile(svc *pdk.ServiceClient, idx *index, s Spec) error {
 	if resp.Range.ID == "" {
 		cur.Minimum, cur.Maximum = *s.Minimum, *s.Maximum
 		resp.Range = cur
-	}
-	idx.put(resp.Range)
-	return nil
-}
-
-func create(svc *pdk.ServiceClient, idx *index, s Spec) error {
-	body := map[string]any{
-		"name":         s.Name,
-		"network_type": s.NetworkType,
-		"minimum":      *s.Minimum,
-		"maximum":      *s.Maximum,
-		"shared":       s.shared(),
-	}
-	if s.PhysicalNetwork != "" {
-		body["physical_network"] = s.PhysicalNetwork
-	}
-	if !s.shared() {
-		body["project_id"] = s.ProjectID
-	}
-	var resp struct {
-		Range segmentRange `json:"network_segment_range"`
-	}
-	if err := svc.Call("POST", rangesPath, nil, map[string]any{"network_segment_range": body}, &resp); err != nil {
-		return fmt.Errorf("create segment range %q: %w", s.Name, err)
-	}
-	if resp.Range.ID == "" {
-		return fmt.Errorf("create segment range %q: Neutron answered without an id", s.Name)
 	}
 	idx.put(resp.Range)
 	return nil

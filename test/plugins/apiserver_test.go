@@ -92,6 +92,7 @@ func TestAdmission(t *testing.T) {
 	a.must("wait", "--for", "condition=established", "--timeout=60s", "crd", "--all")
 	a.must("create", "namespace", "openstack")
 	a.must("apply", "-f", repoPath("examples"))
+	a.must("apply", "-f", repoPath("examples", "lifecycle"))
 
 	for _, ex := range invalidExamples(t) {
 		t.Run(filepath.Base(ex.path), func(t *testing.T) {
@@ -125,4 +126,33 @@ func TestAdmission(t *testing.T) {
 			assert.Contains(t, cols, "ImmutableFieldChanged", "the printer columns show the reason")
 		})
 	}
+
+	// A lifecycle plugin's status (status.id, status.resource, Available and Progressing) is
+	// declared too: were any of it pruned, the host would find it stale and re-patch every run.
+	lifecycleStatus := map[string]any{
+		"syncStatus": "Progressing", "lastSyncTime": "2026-11-29T10:40:00Z", "message": "waiting", "observedGeneration": int64(1),
+		"id": "0b7c3f0e-0000-4000-8000-000000000003",
+		"resource": map[string]any{"name": "provider-vlans", "network_type": "vlan", "physical_network": "physnet1",
+			"minimum": int64(200), "maximum": int64(299), "shared": true},
+		"conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "Progressing", "message": "waiting",
+				"observedGeneration": int64(1), "lastTransitionTime": "2026-11-29T10:40:00Z"},
+			map[string]any{"type": "Available", "status": "True", "reason": "Success", "message": "The OpenStack resource is available",
+				"observedGeneration": int64(1), "lastTransitionTime": "2026-11-29T10:40:00Z"},
+			map[string]any{"type": "Progressing", "status": "True", "reason": "Progressing", "message": "waiting",
+				"observedGeneration": int64(1), "lastTransitionTime": "2026-11-29T10:40:00Z"},
+		},
+	}
+	patch, err = json.Marshal(map[string]any{"status": lifecycleStatus})
+	require.NoError(t, err)
+	a.must("patch", "nsr", "provider-vlans-observed", "-n", "openstack", "--subresource=status", "--type=merge", "-p", string(patch))
+	var got struct {
+		Status map[string]any `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(a.must("get", "nsr", "provider-vlans-observed", "-n", "openstack", "-o", "json")), &got))
+	want, err := json.Marshal(lifecycleStatus)
+	require.NoError(t, err)
+	have, err := json.Marshal(got.Status)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(have), "every lifecycle status field survives the API server")
 }

@@ -16,15 +16,18 @@ import (
 type crdSpec struct {
 	file, group, kind, plural, short string
 	required                         []string
+	// lifecycle marks a plugin built on pdk/lifecycle: its status also holds id and resource.
+	lifecycle bool
 }
 
 var wantCRDs = []crdSpec{
 	{"ironic.openstack-sync.io_ironicrunbooks.yaml", "ironic.openstack-sync.io", "IronicRunbook", "ironicrunbooks", "irb",
-		[]string{"cloudCredentialsRef", "runbookName", "steps", "traits"}},
+		[]string{"cloudCredentialsRef", "runbookName", "steps", "traits"}, false},
 	{"neutron.openstack-sync.io_neutronrouterflavors.yaml", "neutron.openstack-sync.io", "NeutronRouterFlavor", "neutronrouterflavors", "nrf",
-		[]string{"cloudCredentialsRef", "name", "service_profiles"}},
+		[]string{"cloudCredentialsRef", "name", "service_profiles"}, false},
 	{"neutron.openstack-sync.io_neutronsegmentranges.yaml", "neutron.openstack-sync.io", "NeutronSegmentRange", "neutronsegmentranges", "nsr",
-		[]string{"cloudCredentialsRef", "maximum", "minimum", "name", "network_type"}},
+		// The range's fields are required by a CEL rule for a managed CR only: an unmanaged one imports.
+		[]string{"cloudCredentialsRef"}, true},
 }
 
 func repoPath(parts ...string) string {
@@ -114,7 +117,12 @@ func TestCRDs(t *testing.T) {
 			for _, f := range []string{"secretName", "cloudName"} {
 				assert.EqualValues(t, 1, dig(t, creds, "properties", f, "minLength"), "cloudCredentialsRef.%s", f)
 			}
-			checkStatusSchema(t, dig(t, schema, "properties", "status"))
+			checkStatusSchema(t, dig(t, schema, "properties", "status"), c.lifecycle)
+			if c.lifecycle {
+				props := dig(t, specSchema, "properties")
+				assert.Equal(t, []any{"managed", "unmanaged"}, dig(t, props, "managementPolicy", "enum"))
+				assert.ElementsMatch(t, []string{"id", "filter"}, keys(dig(t, props, "import", "properties")))
+			}
 		})
 	}
 }
@@ -122,10 +130,15 @@ func TestCRDs(t *testing.T) {
 // checkStatusSchema asserts every field the host writes is declared (docs/contract.md Decision 2): a field
 // the schema does not declare is pruned on write, the "status is current" check never succeeds
 // and the hook re-patches the status every run.
-func checkStatusSchema(t *testing.T, status any) {
+func checkStatusSchema(t *testing.T, status any, lifecycle bool) {
 	t.Helper()
 	props := dig(t, status, "properties")
-	assert.Equal(t, []string{"conditions", "lastSyncTime", "message", "observedGeneration", "syncStatus"}, keys(props))
+	want := []string{"conditions", "lastSyncTime", "message", "observedGeneration", "syncStatus"}
+	if lifecycle {
+		want = []string{"conditions", "id", "lastSyncTime", "message", "observedGeneration", "resource", "syncStatus"}
+		assert.Equal(t, []any{"Synced", "Progressing", "Failed"}, dig(t, props, "syncStatus", "enum"))
+	}
+	assert.Equal(t, want, keys(props))
 	assert.Equal(t, "integer", dig(t, props, "observedGeneration", "type"))
 	conds := dig(t, props, "conditions")
 	assert.Equal(t, "map", dig(t, conds, "x-kubernetes-list-type"))

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
@@ -83,6 +85,15 @@ type env struct {
 	sfx      string
 	rec      *recorder
 	sessions map[string]plugin.Session
+	// failStatus makes every status write of the next runs fail, as an API server outage would.
+	failStatus bool
+}
+
+// failingStatus is a Kubernetes client whose status writes fail.
+type failingStatus struct{ hook.Kube }
+
+func (failingStatus) MergePatchStatus(context.Context, kubeapi.Target, []byte) error {
+	return errors.New("injected: the API server refused the status write")
 }
 
 type setup struct {
@@ -230,7 +241,13 @@ func (e *env) run(ctxs []any) int {
 			}
 			return &sharedCloudPlugin{Plugin: p, e: e}, nil
 		},
-		NewKube: func() (hook.Kube, error) { return kube.NewForConfig(e.kube.RESTConfig()) },
+		NewKube: func() (hook.Kube, error) {
+			k, err := kube.NewForConfig(e.kube.RESTConfig())
+			if err != nil || !e.failStatus {
+				return k, err
+			}
+			return failingStatus{k}, nil
+		},
 		NewConnector: func(secrets hook.SecretReader, _ hook.ConnectorOptions, log *slog.Logger) plugin.Connector {
 			return recordingConnector{openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1}), e.rec, true}
 		},

@@ -18,6 +18,8 @@ var scenarios = []scenario{
 	{plugin: "neutron-router-flavors", name: "prune-orphan-unowned-in-use", run: routerFlavorPrune},
 	{plugin: "neutron-segment-ranges", name: "create-converge-drift-immutable", run: segmentRangeLifecycle},
 	{plugin: "neutron-segment-ranges", name: "adopts-by-name", run: segmentRangeAdoptsByName},
+	{plugin: "neutron-segment-ranges", name: "unmanaged-import-by-filter", run: segmentRangeImport},
+	{plugin: "neutron-segment-ranges", name: "lost-status-write-and-recreate", run: segmentRangeLostStatusAndRecreate},
 	{plugin: "ironic-runbooks", name: "create-converge-drift-notes-1.96", run: runbookLifecycleOnTrixieIronic},
 	{plugin: "ironic-runbooks", name: "traits-at-1.112", run: runbookTraitsAt1112,
 		fakeOnly: "runbook traits and description need Ironic API 1.112; Debian 13's Ironic (the harness) offers 1.96"},
