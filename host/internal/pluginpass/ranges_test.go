@@ -111,6 +111,18 @@ func segmentRangeLifecycle(t *testing.T, b backend) {
 	require.Equal(t, 0, e.synchronize())
 	assert.Empty(t, e.writes())
 	assert.Len(t, e.kubeWrites(), kubeBefore, "a terminal failure of this generation is not run again")
+
+	// A spec change (a new generation) is run again at once.
+	obj = e.get("overlay")
+	obj["spec"].(map[string]any)["network_type"] = "vxlan"
+	obj["spec"].(map[string]any)["minimum"] = vxlanLo
+	obj["spec"].(map[string]any)["maximum"] = vxlanLo + 99
+	_, err = e.kube.Update(e.res, namespace, "overlay", "", obj)
+	require.NoError(t, err)
+	require.Equal(t, 0, e.synchronize())
+	st = e.status("overlay")
+	assert.Equal(t, "Synced", st["syncStatus"])
+	assert.Equal(t, "Success", condOf(st, "Progressing")["reason"])
 }
 
 // condOf returns the condition of type typ in a status.
