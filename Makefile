@@ -5,7 +5,7 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins test lint e2e demo bench chart-update
+.PHONY: help build plugins test lint e2e demo bench bench-micro chart-update
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -29,7 +29,14 @@ demo: build plugins ## complete hook passes of bin/openstack-sync against an in-
 	$(GO) build -trimpath -o $(BIN)/openstack-sync-dev ./host/cmd/openstack-sync-dev
 	$(BIN)/openstack-sync-dev demo --host $(BIN)/openstack-sync --plugins $(BIN)/plugins --examples examples
 
-bench: ## the benchmarks behind docs/benchmarks.md and docs/plugins (wasm host, proxy, planner, plugins)
+# A quick reduced matrix by default; docs/benchmarks.md gives the full one, e.g.
+#   make bench BENCH_ARGS='--sizes 1,100,1000,5000 --groups 1000x10 --runs 5 --native bin/native/openstack-sync-native'
+BENCH_ARGS ?= --sizes 1,100 --runs 3
+bench: build plugins ## whole-hook benchmark (docs/benchmarks.md): hook processes vs a real kube-apiserver and the in-process cloud
+	$(GO) build -o $(BIN)/openstack-sync-bench ./host/cmd/openstack-sync-bench
+	nice $(BIN)/openstack-sync-bench --host $(BIN)/openstack-sync --plugins-dir $(BIN)/plugins $(BENCH_ARGS)
+
+bench-micro: ## the micro-benchmarks (wasm host, proxy, planner, plugins)
 	nice $(GO) test ./host/internal/wasm/ -run '^$$' -bench . -benchtime 2s
 	nice $(GO) test ./host/internal/openstack/ ./host/internal/planner/ -run '^$$' -bench .
 	cd plugins-wasm && nice $(GO) test ./... -run '^$$' -bench ConvergedGroup

@@ -80,6 +80,9 @@ type Options struct {
 	TokenTTL time.Duration
 	// TLS serves every API over HTTPS with a certificate only CACertPEM vouches for.
 	TLS bool
+	// Latency delays every answer by this long, as a real cloud's round trip does (a loopback
+	// fake answers in microseconds, which hides what concurrency could save).
+	Latency time.Duration
 }
 
 // region is the catalog region, as in the harness's Keystone.
@@ -308,6 +311,22 @@ func (c *Cloud) Writes() []Request {
 	return out
 }
 
+// RequestCounts counts the requests so far by method; Keystone's are counted apart, under
+// "keystone", since they are the session's cost rather than the plugin's.
+func (c *Cloud) RequestCounts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range c.requests {
+		if r.Service == Identity {
+			out["keystone"]++
+		} else {
+			out[r.Method]++
+		}
+	}
+	return out
+}
+
 // ResetRequests forgets the request log.
 func (c *Cloud) ResetRequests() {
 	c.mu.Lock()
@@ -358,6 +377,9 @@ func (c *Cloud) wrap(service string, h http.Handler) http.Handler {
 			c.requests = append(c.requests, rec)
 			c.mu.Unlock()
 		}()
+		if c.opts.Latency > 0 {
+			time.Sleep(c.opts.Latency)
+		}
 		if c.applyFault(service, sr, r) {
 			return
 		}

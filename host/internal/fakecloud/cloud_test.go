@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -268,4 +269,23 @@ func TestRecordedBodies(t *testing.T) {
 		}
 		assert.ElementsMatch(t, rec.Keys, keys, "%s: top-level keys differ from the real server's", f)
 	}
+}
+
+// The latency knob delays every answer, Keystone's included, and the counts say what was asked.
+func TestLatencyAndRequestCounts(t *testing.T) {
+	c := New(Options{Latency: 30 * time.Millisecond})
+	defer c.Close()
+	start := time.Now()
+	cl, status := login(t, c, "admin", "admin-secret", "admin")
+	require.Equal(t, http.StatusCreated, status)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+	start = time.Now()
+	status, _ = cl.do(http.MethodGet, c.NetworkURL()+"v2.0/network_segment_ranges", "", "")
+	require.Equal(t, http.StatusOK, status)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+	cl.do(http.MethodGet, c.NetworkURL()+"v2.0/network_segment_ranges", "", "")
+	cl.do(http.MethodDelete, c.NetworkURL()+"v2.0/network_segment_ranges/nope", "", "")
+	assert.Equal(t, map[string]int{"keystone": 1, "GET": 2, "DELETE": 1}, c.RequestCounts())
+	c.ResetRequests()
+	assert.Empty(t, c.RequestCounts())
 }

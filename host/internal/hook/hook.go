@@ -117,6 +117,7 @@ func Main(ctx context.Context, deps Deps, args []string, lookupEnv hookenv.Looku
 		fmt.Fprintln(stderr, "openstack-sync hook:", err)
 		return ExitUsage
 	}
+	defer startProfile(lookupEnv, stderr)()
 	if f.config {
 		// --config configures no logging: stdout carries only the document, warnings go to stderr.
 		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

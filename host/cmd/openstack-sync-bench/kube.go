@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+)
+
+// cluster is the Kubernetes API the hooks talk to: a real kube-apiserver started by
+// hack/kube-up.sh on ports of its own, or the in-process fakekube when the tools are absent.
+// Hooks reach it through a counting proxy, so every run reports its Kubernetes requests; the
+// harness's own set-up goes straight to the server and is not counted.
+type cluster struct {
+	kind  string // "kube-apiserver v…" or "in-process fakekube"
+	dyn   dynamic.Interface
+	proxy *httptest.Server
+	token string
+	stop  func()
+
+	mu     sync.Mutex
+	counts map[string]int // "METHOD" -> n since the last take
+}
+
+// kubeTools finds the folder hack/k8s-tools.sh fills, without building anything.
+func kubeTools() string {
+	gopath, err := exec.Command("go", "env", "GOPATH").Output()
+	if err != nil {
+		return ""
+	}
+	matches, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(gopath)), "openstack-sync-tools", "kube-*", "bin", "kube-apiserver"))
+	if len(matches) == 0 {
+		return ""
+	}
+	return filepath.Dir(matches[len(matches)-1])
+}
+
+// startCluster starts the API server named by mode ("auto", "real" or "fake").
+func startCluster(ctx context.Context, mode, repo, state string, crds []fakekube.Resource, crdDir string) (*cluster, error) {
+	bin := ""
+	if mode != "fake" {
+		bin = kubeTools()
+		if bin == "" && mode == "real" {
+			return nil, fmt.Errorf("--kube real: no kube-apiserver under $(go env GOPATH)/openstack-sync-tools (run hack/k8s-tools.sh)")
+		}
+	}
+	c := &cluster{counts: map[string]int{}}
+	var target *url.URL
+	var cfg *rest.Config
+	if bin != "" {
+		dir := filepath.Join(state, "kube")
+		// Ports of their own, so a bench never collides with an e2e run's defaults.
+		cmd := exec.CommandContext(ctx, filepath.Join(repo, "hack", "kube-up.sh"), dir)
+		cmd.Env = append(os.Environ(), "K8S_BIN="+bin, "ETCD_PORT=22379", "ETCD_PEER_PORT=22380", "KUBE_API_PORT=26443")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			exec.Command(filepath.Join(repo, "hack", "kube-down.sh"), dir).Run()
+			return nil, fmt.Errorf("hack/kube-up.sh: %w", err)
+		}
+		c.stop = func() { exec.Command(filepath.Join(repo, "hack", "kube-down.sh"), dir).Run() }
+		kc, err := os.ReadFile(filepath.Join(dir, "kubeconfig"))
+		if err != nil {
+			c.stop()
+			return nil, err
+		}
+		if cfg, err = clientcmd.RESTConfigFromKubeConfig(kc); err != nil {
+			c.stop()
+			return nil, err
+		}
+		ver, _ := exec.Command(filepath.Join(bin, "kube-apiserver"), "--version").Output()
+		c.kind = "real " + strings.TrimSpace(string(ver))
+	} else {
+		srv, err := fakekube.Start(crds...)
+		if err != nil {
+			return nil, err
+		}
+		c.stop = srv.Close
+		if cfg, err = clientcmd.RESTConfigFromKubeConfig(srv.Kubeconfig()); err != nil {
+			srv.Close()
+			return nil, err
+		}
+		c.kind = "in-process fakekube (kube-apiserver not built; run hack/k8s-tools.sh)"
+	}
+	cfg.QPS, cfg.Burst = 2000, 4000
+	c.token = cfg.BearerToken
+	var err error
+	if target, err = url.Parse(cfg.Host); err != nil {
+		c.stop()
+		return nil, err
+	}
+	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		c.stop()
+		return nil, err
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 16}
+	c.proxy = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.counts[r.Method]++
+		c.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	if bin != "" {
+		if err := c.installCRDs(ctx, crdDir, crds); err != nil {
+			c.close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *cluster) close() {
+	if c.proxy != nil {
+		c.proxy.Close()
+	}
+	if c.stop != nil {
+		c.stop()
+	}
+}
+
+// kubeconfig is what a hook uses: the counting proxy.
+func (c *cluster) kubeconfig() []byte {
+	return fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+clusters: [{name: bench, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: bench, user: {token: %q}}]
+contexts: [{name: bench, context: {cluster: bench, user: bench, namespace: default}}]
+current-context: bench
+`, c.proxy.URL, c.token)
+}
+
+// take returns and clears the request counts by method.
+func (c *cluster) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.counts
+	c.counts = map[string]int{}
+	return out
+}
+
+var (
+	crdGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	secretGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+func (c *cluster) installCRDs(ctx context.Context, dir string, crds []fakekube.Resource) error {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		js, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		var obj unstructured.Unstructured
+		if err := obj.UnmarshalJSON(js); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if _, err := c.dyn.Resource(crdGVR).Create(ctx, &obj, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("creating the CRD of %s: %w", f, err)
+		}
+	}
+	// A CRD serves its resources shortly after it is created.
+	for _, r := range crds {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := c.dyn.Resource(r.GVR()).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1})
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("CRD %s not served after 30s: %w", r.ResourceName(), err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// ensureNamespace creates ns on a real server (fakekube has no namespace objects).
+func (c *cluster) ensureNamespace(ctx context.Context, ns string) error {
+	if !strings.HasPrefix(c.kind, "real") {
+		return nil
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": ns}}}
+	_, err := c.dyn.Resource(namespaceGVR).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		return err
+	}
+	return nil
+}
+
+// putSecret creates or replaces a credentials Secret.
+func (c *cluster) putSecret(ctx context.Context, ns, name, cloudsYAML string) error {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": name, "namespace": ns}, "type": "Opaque",
+		"stringData": map[string]any{"clouds.yaml": cloudsYAML}}}
+	res := c.dyn.Resource(secretGVR).Namespace(ns)
+	if _, err := res.Create(ctx, obj, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		return err
+	}
+	patch, _ := json.Marshal(map[string]any{"stringData": map[string]any{"clouds.yaml": cloudsYAML}})
+	_, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// parallel runs f for 0..n-1 on a few goroutines and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	const workers = 8
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		next  = make(chan int)
+	)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// bindingContext is a Schedule run's binding context holding every CR of ns, as shell-operator
+// writes it for a schedule binding that includes the CRs' snapshot.
+func (c *cluster) bindingContext(ctx context.Context, r fakekube.Resource, ns, binding string) ([]byte, int, error) {
+	list, err := c.dyn.Resource(r.GVR()).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	items := make([]any, 0, len(list.Items))
+	for _, it := range list.Items {
+		items = append(items, map[string]any{"object": it.Object, "filterResult": nil})
+	}
+	var buf bytes.Buffer
+	err = json.NewEncoder(&buf).Encode([]any{map[string]any{
+		"binding": "periodic sync", "type": "Schedule", "snapshots": map[string]any{binding: items}}})
+	return buf.Bytes(), len(items), err
+}

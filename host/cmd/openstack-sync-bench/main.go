@@ -1,0 +1,365 @@
+// Command openstack-sync-bench is the whole-hook benchmark behind docs/benchmarks.md (`make
+// bench`). It runs the host binary as shell-operator does, one process per hook run with a binding
+// context file in and an exit code out, against the in-process cloud (host/internal/fakecloud) over
+// loopback and a real kube-apiserver (hack/kube-up.sh, on ports of its own; the in-process fakekube
+// only when the tools are not built, and the output says which). For every plugin, size and
+// credential-group count it measures all-create, converged and delete-with-prune runs: wall time,
+// CPU (user+sys) and peak RSS from wait4, OpenStack requests by method and Kubernetes requests.
+//
+// It is a command, not a test: timings are read by people, never asserted.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+)
+
+type config struct {
+	repo, host, pluginsDir, native string
+	plugins                        []string
+	sizes                          []int
+	groups                         []string // "SIZExGROUPS"
+	workloads                      []string
+	runs                           int
+	kube                           string
+	latency                        time.Duration
+	config                         bool
+	cold                           bool
+	logDir                         string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c config
+	var plugins, sizes, groups, workloads string
+	fs := flag.NewFlagSet("openstack-sync-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.repo, "repo", ".", "repository root (crds/, hack/)")
+	fs.StringVar(&c.host, "host", "bin/openstack-sync", "host binary under test")
+	fs.StringVar(&c.pluginsDir, "plugins-dir", "bin/plugins", "folder of the <name>.wasm plugins")
+	fs.StringVar(&c.native, "native", "", "native test host binary; when set each row is also run natively "+
+		"(plugins from <native-dir>/<name>, next to the binary)")
+	fs.StringVar(&plugins, "plugins", "ironic-runbooks,neutron-segment-ranges,neutron-router-flavors", "plugins to run")
+	fs.StringVar(&sizes, "sizes", "1,100", "CR counts in one credential group (the full matrix: 1,100,1000,5000)")
+	fs.StringVar(&groups, "groups", "", "extra SIZExGROUPS cases, e.g. 1000x10")
+	fs.StringVar(&workloads, "workloads", "create,converged,delete", "workloads to measure")
+	fs.IntVar(&c.runs, "runs", 3, "measured runs per row (the docs use 5 or more)")
+	fs.StringVar(&c.kube, "kube", "auto", "Kubernetes API: auto (real when built), real or fake")
+	fs.DurationVar(&c.latency, "latency", 0, "delay every OpenStack answer by this long (e.g. 20ms)")
+	fs.BoolVar(&c.config, "config", true, "also time `hook --config`")
+	fs.BoolVar(&c.cold, "cold", false, "also time converged runs with an empty compilation cache")
+	fs.StringVar(&c.logDir, "log-dir", "", "keep each hook run's log in this folder")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	c.plugins = split(plugins)
+	c.workloads = split(workloads)
+	c.groups = split(groups)
+	for _, s := range split(sizes) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			fmt.Fprintf(stderr, "--sizes: %q is not a positive count\n", s)
+			return 2
+		}
+		c.sizes = append(c.sizes, n)
+	}
+	if err := bench(ctx, c, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "openstack-sync-bench:", err)
+		return 1
+	}
+	return 0
+}
+
+func split(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+type row struct {
+	plugin, workload, host string
+	size, groups           int
+	samples                []sample
+}
+
+func bench(ctx context.Context, c config, stdout, stderr io.Writer) error {
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	state, err := os.MkdirTemp("", "openstack-sync-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	crdDir := filepath.Join(c.repo, "crds")
+	crds, err := fakekube.LoadCRDs(crdDir)
+	if err != nil {
+		return err
+	}
+	kube, err := startCluster(ctx, c.kube, c.repo, state, crds, crdDir)
+	if err != nil {
+		return err
+	}
+	defer kube.close()
+	if err := os.WriteFile(filepath.Join(state, "kubeconfig"), kube.kubeconfig(), 0o600); err != nil {
+		return err
+	}
+	cloudOpts := fakecloud.Options{Latency: c.latency}
+	e := &env{kube: kube, cloud: fakecloud.New(cloudOpts), cloudOpts: cloudOpts, state: state,
+		cacheDir: filepath.Join(state, "cache"), runs: c.runs, log: logf, logDir: c.logDir}
+	defer func() { e.cloud.Close() }()
+
+	builds := []hostBuild{{Label: "wasm", Binary: c.host, Plugin: func(n string) string { return filepath.Join(c.pluginsDir, n+".wasm") }}}
+	if c.native != "" {
+		dir := filepath.Dir(c.native)
+		builds = append(builds, hostBuild{Label: "native", Binary: c.native, Plugin: func(n string) string { return filepath.Join(dir, n) }})
+	}
+	header(stdout, c, kube)
+
+	var rows []row
+	if c.config {
+		for _, name := range c.plugins {
+			r, err := timeConfig(ctx, c, name, state)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, r)
+			printRow(stdout, r)
+		}
+	}
+	cases := make([][2]int, 0, len(c.sizes)+len(c.groups))
+	for _, n := range c.sizes {
+		cases = append(cases, [2]int{n, 1})
+	}
+	for _, g := range c.groups {
+		a, b, ok := strings.Cut(g, "x")
+		n, err1 := strconv.Atoi(a)
+		k, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || n < k || k < 1 {
+			return fmt.Errorf("--groups: %q is not SIZExGROUPS", g)
+		}
+		cases = append(cases, [2]int{n, k})
+	}
+	for _, name := range c.plugins {
+		i := slices.IndexFunc(benchPlugins, func(p benchPlugin) bool { return p.Name == name })
+		if i < 0 {
+			return fmt.Errorf("unknown plugin %q", name)
+		}
+		p := benchPlugins[i]
+		j := slices.IndexFunc(crds, func(r fakekube.Resource) bool { return r.Plural == p.plural() })
+		if j < 0 {
+			return fmt.Errorf("no CRD with plural %s in %s", p.plural(), crdDir)
+		}
+		for _, cs := range cases {
+			s := &scenario{env: e, plugin: p, res: crds[j], size: cs[0], groups: cs[1],
+				ns: fmt.Sprintf("bench-%d-%dx%d", i, cs[0], cs[1])}
+			got, err := s.measure(ctx, c, builds)
+			for _, r := range got {
+				printRow(stdout, r)
+			}
+			rows = append(rows, got...)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// measure runs one scenario's workloads for every build, each build on its own state.
+func (s *scenario) measure(ctx context.Context, c config, builds []hostBuild) ([]row, error) {
+	var rows []row
+	s.env.log("%s: %d CR(s) in %d group(s): setting up", s.plugin.Name, s.size, s.groups)
+	if err := s.setup(ctx); err != nil {
+		return rows, err
+	}
+	want := func(w string) bool { return slices.Contains(c.workloads, w) }
+	for _, hb := range builds {
+		mk := func(w string) row {
+			return row{plugin: s.plugin.Name, workload: w, host: hb.Label, size: s.size, groups: s.groups}
+		}
+		// A first create run fills the compilation cache and converges everything, measured or not.
+		create := mk("create")
+		for r := range max(s.env.runs, 1) {
+			if err := s.resetForCreate(ctx); err != nil {
+				return rows, err
+			}
+			smp, err := s.runHook(ctx, hb, s.env.cacheDir)
+			if err != nil {
+				return rows, err
+			}
+			if !want("create") {
+				break
+			}
+			_ = r
+			create.samples = append(create.samples, smp)
+		}
+		if want("create") {
+			rows = append(rows, create)
+		}
+		if want("converged") {
+			// The first pass after a create rewrites each status once (the steady-state message);
+			// converged means the pass after that.
+			if _, err := s.runHook(ctx, hb, s.env.cacheDir); err != nil {
+				return rows, err
+			}
+			conv := mk("converged")
+			for range s.env.runs {
+				smp, err := s.runHook(ctx, hb, s.env.cacheDir)
+				if err != nil {
+					return rows, err
+				}
+				conv.samples = append(conv.samples, smp)
+			}
+			rows = append(rows, conv)
+		}
+		if c.cold && want("converged") {
+			cold := mk("converged, cold cache")
+			for r := range s.env.runs {
+				dir := filepath.Join(s.env.state, fmt.Sprintf("cold-%d", r))
+				smp, err := s.runHook(ctx, hb, dir)
+				os.RemoveAll(dir)
+				if err != nil {
+					return rows, err
+				}
+				cold.samples = append(cold.samples, smp)
+			}
+			rows = append(rows, cold)
+		}
+		if want("delete") {
+			del := mk("delete+prune")
+			for r := range s.env.runs {
+				if r > 0 {
+					// The previous delete run removed the CRs: create and converge them again.
+					if err := s.createCRs(ctx); err != nil {
+						return rows, err
+					}
+					if _, err := s.runHook(ctx, hb, s.env.cacheDir); err != nil {
+						return rows, err
+					}
+				}
+				if err := s.deleteCRs(ctx); err != nil {
+					return rows, err
+				}
+				smp, err := s.runHook(ctx, hb, s.env.cacheDir)
+				if err != nil {
+					return rows, err
+				}
+				del.samples = append(del.samples, smp)
+			}
+			rows = append(rows, del)
+			// Leave the namespace as setup found it, for the next build.
+			if err := s.createCRs(ctx); err != nil {
+				return rows, err
+			}
+		}
+	}
+	return rows, nil
+}
+
+// timeConfig times `hook --config` alone, warm cache.
+func timeConfig(ctx context.Context, c config, name, state string) (row, error) {
+	r := row{plugin: name, workload: "--config", host: "wasm"}
+	wasm := filepath.Join(c.pluginsDir, name+".wasm")
+	cache := filepath.Join(state, "cache")
+	for i := range c.runs + 1 {
+		cmd := exec.CommandContext(ctx, c.host, "hook", "--plugin", wasm, "--config")
+		cmd.Env = []string{"HOME=" + state, "OPENSTACK_SYNC_CACHE_DIR=" + cache}
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		wall := time.Since(start)
+		if err != nil {
+			return r, fmt.Errorf("%s --config: %v\n%s", name, err, out)
+		}
+		if i == 0 {
+			continue // fills the cache
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		r.samples = append(r.samples, sample{Wall: wall, CPU: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), RSS: ru.Maxrss * 1024})
+	}
+	return r, nil
+}
+
+func header(w io.Writer, c config, k *cluster) {
+	host, _ := os.Hostname()
+	load, _ := os.ReadFile("/proc/loadavg")
+	cpu := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "# whole-hook benchmark, %s\n\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "- machine: %s, %d CPUs (%s), %s; load average at start: %s", host, runtime.NumCPU(), cpu,
+		runtime.Version(), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Fprintf(w, "\n- Kubernetes: %s\n- OpenStack: in-process fakecloud over loopback, latency %s per request\n",
+		k.kind, c.latency)
+	fmt.Fprintf(w, "- command: openstack-sync-bench %s\n- %d measured runs per row; median (min–max); warm compilation cache unless said\n\n",
+		strings.Join(os.Args[1:], " "), c.runs)
+	fmt.Fprintln(w, "| plugin | workload | CRs × groups | host | wall ms | CPU ms | peak RSS MiB | OpenStack requests | Kubernetes requests |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+}
+
+func printRow(w io.Writer, r row) {
+	if len(r.samples) == 0 {
+		return
+	}
+	stat := func(get func(sample) float64, digits int) string {
+		v := make([]float64, len(r.samples))
+		for i, s := range r.samples {
+			v[i] = get(s)
+		}
+		slices.Sort(v)
+		med := v[len(v)/2]
+		if len(v)%2 == 0 {
+			med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		f := "%." + strconv.Itoa(digits) + "f"
+		return fmt.Sprintf(f+" ("+f+"–"+f+")", med, v[0], v[len(v)-1])
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	size := "—"
+	if r.size > 0 {
+		size = fmt.Sprintf("%s × %d", thousands(r.size), r.groups)
+	}
+	last := r.samples[len(r.samples)-1]
+	os := requestSummary(last.OpenStack)
+	if n := last.OpenStack["keystone"]; n > 0 {
+		os += fmt.Sprintf(" (+%d Keystone)", n)
+	}
+	kube := "—"
+	if last.Kube != nil {
+		kube = requestSummary(last.Kube)
+	}
+	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.plugin, r.workload, size, r.host,
+		stat(func(s sample) float64 { return ms(s.Wall) }, 0), stat(func(s sample) float64 { return ms(s.CPU) }, 0),
+		stat(func(s sample) float64 { return float64(s.RSS) / (1 << 20) }, 0), os, kube)
+}

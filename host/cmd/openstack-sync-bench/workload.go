@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+)
+
+// benchPlugin is one shipped CR plugin: its env prefix and how to write the i-th CR's spec so that
+// every CR claims its own OpenStack resource.
+type benchPlugin struct {
+	Name      string
+	EnvPrefix string
+	Spec      func(i int) map[string]any
+}
+
+var benchPlugins = []benchPlugin{
+	{Name: "ironic-runbooks", EnvPrefix: "IRONIC_RUNBOOK", Spec: func(i int) map[string]any {
+		return map[string]any{"runbookName": fmt.Sprintf("CUSTOM_BENCH_%05d", i), "public": false,
+			"steps": []any{
+				map[string]any{"interface": "bios", "step": "apply_configuration", "order": 10,
+					"args": map[string]any{"settings": []any{map[string]any{"name": "LogicalProc", "value": "Enabled"}}}},
+				map[string]any{"interface": "management", "step": "clear_job_queue", "order": 5},
+			},
+			"extra": map[string]any{"team": "metal"}}
+	}},
+	{Name: "neutron-segment-ranges", EnvPrefix: "NEUTRON_SEGMENT_RANGE", Spec: func(i int) map[string]any {
+		// Far above the cloud's default ranges, ten ids each, so no two overlap.
+		lo := 100000 + 10*i
+		return map[string]any{"name": fmt.Sprintf("bench-%05d", i), "network_type": "vxlan", "minimum": lo, "maximum": lo + 9}
+	}},
+	{Name: "neutron-router-flavors", EnvPrefix: "NEUTRON_ROUTER_FLAVOR", Spec: func(i int) map[string]any {
+		return map[string]any{"name": fmt.Sprintf("bench-%05d", i), "description": "bench flavor",
+			"service_profiles": []any{map[string]any{
+				"driver":      "neutron.services.l3_router.service_providers.single_node.SingleNodeDriver",
+				"description": "single node L3"}}}
+	}},
+}
+
+func (p benchPlugin) plural() string { return strings.ReplaceAll(p.Name, "-", "") }
+
+// hostBuild is one way of running a plugin: the wasm host binary with a .wasm, or the native test
+// host with a native build of the same plugin.
+type hostBuild struct {
+	Label  string // "wasm" or "native"
+	Binary string
+	Plugin func(name string) string
+}
+
+// env is everything a scenario's hook runs share.
+type env struct {
+	kube      *cluster
+	cloud     *fakecloud.Cloud
+	cloudOpts fakecloud.Options
+	state     string
+	cacheDir  string
+	runs      int
+	log       func(format string, args ...any)
+	// logDir, when set, keeps every hook run's log.
+	logDir string
+	logSeq int
+}
+
+// scenario is one plugin at one size and group count, in its own namespace.
+type scenario struct {
+	env    *env
+	plugin benchPlugin
+	res    fakekube.Resource
+	size   int
+	groups int
+	ns     string
+}
+
+func (s *scenario) secret(g int) string { return fmt.Sprintf("bench-credentials-%d", g) }
+
+func (s *scenario) crName(i int) string { return fmt.Sprintf("bench-%05d", i) }
+
+// object is the i-th CR; its group is i mod groups.
+func (s *scenario) object(i int) *unstructured.Unstructured {
+	spec := s.plugin.Spec(i)
+	spec["cloudCredentialsRef"] = map[string]any{"secretName": s.secret(i % s.groups), "cloudName": fakecloud.AdminCloud}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": s.res.APIVersion(), "kind": s.res.Kind,
+		"metadata": map[string]any{"name": s.crName(i), "namespace": s.ns},
+		"spec":     spec,
+	}}
+}
+
+// setup creates the namespace, the Secrets and the CRs (none converged yet).
+func (s *scenario) setup(ctx context.Context) error {
+	if err := s.env.kube.ensureNamespace(ctx, s.ns); err != nil {
+		return err
+	}
+	if err := s.writeSecrets(ctx); err != nil {
+		return err
+	}
+	return s.createCRs(ctx)
+}
+
+func (s *scenario) writeSecrets(ctx context.Context) error {
+	for g := range s.groups {
+		if err := s.env.kube.putSecret(ctx, s.ns, s.secret(g), s.env.cloud.CloudsYAML()); err != nil {
+			return fmt.Errorf("secret %s: %w", s.secret(g), err)
+		}
+	}
+	return nil
+}
+
+func (s *scenario) createCRs(ctx context.Context) error {
+	api := s.env.kube.dyn.Resource(s.res.GVR()).Namespace(s.ns)
+	return parallel(s.size, func(i int) error {
+		_, err := api.Create(ctx, s.object(i), metav1.CreateOptions{})
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("creating %s: %w", s.crName(i), err)
+		}
+		return nil
+	})
+}
+
+// resetForCreate makes every CR new again: an empty cloud (a fresh in-process one, so the Secrets
+// are rewritten for its ports), no finalizer, no status.
+func (s *scenario) resetForCreate(ctx context.Context) error {
+	s.env.cloud.Close()
+	s.env.cloud = fakecloud.New(s.env.cloudOpts)
+	if err := s.writeSecrets(ctx); err != nil {
+		return err
+	}
+	api := s.env.kube.dyn.Resource(s.res.GVR()).Namespace(s.ns)
+	return parallel(s.size, func(i int) error {
+		if _, err := api.Patch(ctx, s.crName(i), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`),
+			metav1.PatchOptions{}); err != nil {
+			return err
+		}
+		_, err := api.Patch(ctx, s.crName(i), types.MergePatchType, []byte(`{"status":null}`), metav1.PatchOptions{}, "status")
+		return err
+	})
+}
+
+// deleteCRs asks the API server to delete every CR; their finalizers hold them, terminating.
+func (s *scenario) deleteCRs(ctx context.Context) error {
+	api := s.env.kube.dyn.Resource(s.res.GVR()).Namespace(s.ns)
+	return parallel(s.size, func(i int) error { return api.Delete(ctx, s.crName(i), metav1.DeleteOptions{}) })
+}
+
+// sample is one measured hook process.
+type sample struct {
+	Wall, CPU time.Duration
+	RSS       int64 // bytes
+	Exit      int
+	OpenStack map[string]int
+	Kube      map[string]int
+}
+
+// runHook runs one hook process over the namespace's current CRs and measures it.
+func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (sample, error) {
+	bc, n, err := s.env.kube.bindingContext(ctx, s.res, s.ns, s.plugin.Name)
+	if err != nil {
+		return sample{}, err
+	}
+	if n != s.size {
+		return sample{}, fmt.Errorf("%s: %d CRs in %s, want %d", s.plugin.Name, n, s.ns, s.size)
+	}
+	bcPath := filepath.Join(s.env.state, "binding-context.json")
+	if err := os.WriteFile(bcPath, bc, 0o600); err != nil {
+		return sample{}, err
+	}
+	s.env.cloud.ResetRequests()
+	s.env.kube.take()
+	p := s.plugin.EnvPrefix
+	cmd := exec.CommandContext(ctx, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name))
+	cmd.Env = []string{
+		"HOME=" + s.env.state, "PATH=" + os.Getenv("PATH"),
+		"LOG_LEVEL=info", "POD_NAMESPACE=" + s.ns,
+		"KUBECONFIG=" + filepath.Join(s.env.state, "kubeconfig"),
+		"BINDING_CONTEXT_PATH=" + bcPath,
+		"OPENSTACK_SYNC_CACHE_DIR=" + cacheDir,
+		p + "_ENABLED=true",
+		p + "_CRD_API_VERSION=" + s.res.APIVersion(),
+		p + "_CRD_KIND=" + s.res.Kind,
+		p + "_CRD_RESOURCE=" + s.res.ResourceName(),
+		p + "_STATUS_ENABLED=true",
+		p + "_PRUNE=true",
+		p + "_READY_RETRIES=1",
+		p + "_READY_DELAY=0",
+	}
+	for _, v := range os.Environ() {
+		// Knobs of the host under test pass through (sandbox tuning, profiling).
+		if strings.HasPrefix(v, "OPENSTACK_SYNC_WASM_") || strings.HasPrefix(v, "OPENSTACK_SYNC_CPUPROFILE=") {
+			cmd.Env = append(cmd.Env, v)
+		}
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	out := sample{Wall: wall, OpenStack: s.env.cloud.RequestCounts(), Kube: s.env.kube.take()}
+	if s.env.logDir != "" {
+		s.env.logSeq++
+		name := fmt.Sprintf("%03d-%s-%s-%d.log", s.env.logSeq, hb.Label, s.plugin.Name, s.size)
+		_ = os.WriteFile(filepath.Join(s.env.logDir, name), []byte(stderr.String()), 0o644)
+	}
+	if cmd.ProcessState == nil {
+		return out, err
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	out.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	out.RSS = ru.Maxrss * 1024
+	out.Exit = cmd.ProcessState.ExitCode()
+	if out.Exit != 0 {
+		return out, fmt.Errorf("%s %s exited %d:\n%s", hb.Label, s.plugin.Name, out.Exit, tail(stderr.String(), 3000))
+	}
+	return out, nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// requestSummary writes counts as "GET 1,000 POST 2".
+func requestSummary(m map[string]int) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, k := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"} {
+		if m[k] > 0 {
+			parts = append(parts, k+" "+thousands(m[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+
