@@ -253,5 +253,3 @@ func thousands(n int) string {
 	}
 	return s
 }
-
-

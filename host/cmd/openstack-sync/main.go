@@ -85,6 +85,9 @@ func deps() hook.Deps {
 		LoadPlugin: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
+		ReadMetadata: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
+			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
+		},
 		NewKube: func() (hook.Kube, error) { return kube.New() },
 		NewConnector: func(s hook.SecretReader, o hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
 			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,

@@ -50,7 +50,10 @@ type Kube interface {
 
 // Deps are the concrete parts the command wires in.
 type Deps struct {
-	LoadPlugin   func(ctx context.Context, path string, opts LoadOptions) (plugin.Plugin, error)
+	LoadPlugin func(ctx context.Context, path string, opts LoadOptions) (plugin.Plugin, error)
+	// ReadMetadata, when set, answers --config without starting the plugin (the wasm loader reads
+	// a record keyed by the module's digest); nil loads the plugin and asks it.
+	ReadMetadata func(ctx context.Context, path string, opts LoadOptions) (plugin.Metadata, error)
 	NewKube      func() (Kube, error)
 	NewConnector func(secrets SecretReader, opts ConnectorOptions, log *slog.Logger) plugin.Connector
 	// Sleep and Now default to the real clock; tests replace them.
@@ -148,14 +151,39 @@ func load(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc,
 	if err != nil {
 		return nil, plugin.Metadata{}, fmt.Errorf("loading plugin %s: %w", f.plugin, err)
 	}
-	meta := p.Metadata()
+	meta, err := completeMetadata(f, p.Metadata())
+	if err != nil {
+		closePlugin(ctx, p, log)
+		return nil, meta, err
+	}
+	return p, meta, nil
+}
+
+// completeMetadata applies the command line's overrides and checks the hook can be named.
+func completeMetadata(f flags, meta plugin.Metadata) (plugin.Metadata, error) {
 	meta.EnvPrefix = cmp.Or(f.envPrefix, meta.EnvPrefix)
 	meta.BindingName = cmp.Or(f.binding, meta.BindingName)
 	if meta.EnvPrefix == "" || (meta.BindingName == "" && !meta.Probe) {
-		closePlugin(ctx, p, log)
-		return nil, meta, fmt.Errorf("plugin %s names no env prefix or binding; pass --env-prefix and --binding", f.plugin)
+		return meta, fmt.Errorf("plugin %s names no env prefix or binding; pass --env-prefix and --binding", f.plugin)
 	}
-	return p, meta, nil
+	return meta, nil
+}
+
+// configMetadata is the metadata --config needs, read without starting the plugin when the
+// loader can.
+func configMetadata(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger) (plugin.Metadata, error) {
+	if deps.ReadMetadata == nil {
+		p, meta, err := load(ctx, deps, f, lookupEnv, log)
+		if err == nil {
+			closePlugin(ctx, p, log)
+		}
+		return meta, err
+	}
+	meta, err := deps.ReadMetadata(ctx, f.plugin, LoadOptions{EnvPrefix: f.envPrefix, LookupEnv: lookupEnv, Logger: log})
+	if err != nil {
+		return meta, fmt.Errorf("loading plugin %s: %w", f.plugin, err)
+	}
+	return completeMetadata(f, meta)
 }
 
 func closePlugin(ctx context.Context, p plugin.Plugin, log *slog.Logger) {
@@ -165,12 +193,11 @@ func closePlugin(ctx context.Context, p plugin.Plugin, log *slog.Logger) {
 }
 
 func printConfig(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger, stdout, stderr io.Writer) int {
-	p, meta, err := load(ctx, deps, f, lookupEnv, log)
+	meta, err := configMetadata(ctx, deps, f, lookupEnv, log)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return ExitFail
 	}
-	defer closePlugin(ctx, p, log)
 	doc := hookenv.DisabledDocument()
 	if !meta.Probe {
 		if doc, err = hookenv.ConfigDocument(lookupEnv, meta.EnvPrefix, meta.BindingName, meta.Lifecycle); err != nil {

@@ -362,3 +362,54 @@ func TestProbe(t *testing.T) {
 		})
 	}
 }
+
+// --config asks the loader's ReadMetadata when it has one and never starts the plugin; the command
+// line's overrides still apply.
+func TestConfigReadsMetadataWithoutLoading(t *testing.T) {
+	h := newHarness(t)
+	h.env = map[string]string{"GADGET_ENABLED": "true", "GADGET_CRD_API_VERSION": "example.openstack-sync.io/v1alpha1",
+		"GADGET_CRD_KIND": "Gadget", "GADGET_CRD_RESOURCE": "gadgets.example.openstack-sync.io", "WIDGET_SYNC_CRONTAB": "0 * * * *"}
+	var asked []hook.LoadOptions
+	deps := hook.Deps{
+		LoadPlugin: func(context.Context, string, hook.LoadOptions) (plugin.Plugin, error) {
+			t.Fatal("--config started the plugin")
+			return nil, nil
+		},
+		ReadMetadata: func(_ context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
+			asked = append(asked, o)
+			if path == "broken.wasm" {
+				return plugin.Metadata{}, errors.New("not a module")
+			}
+			return h.plugin.Metadata(), nil
+		},
+	}
+	lookup := func(k string) (string, bool) { v, ok := h.env[k]; return v, ok }
+	code := hook.Main(context.Background(), deps, []string{"--plugin", "widgets.wasm", "--config", "--env-prefix", "GADGET",
+		"--binding", "gadgets"}, lookup, &h.stdout, &h.stderr)
+	assert.Equal(t, hook.ExitOK, code, h.stderr.String())
+	assert.Equal(t, golden(t, "config-overrides.json"), h.stdout.String())
+	require.Len(t, asked, 1)
+	assert.Equal(t, "GADGET", asked[0].EnvPrefix)
+
+	h.stdout.Reset()
+	code = hook.Main(context.Background(), deps, []string{"--plugin", "broken.wasm", "--config"}, lookup, &h.stdout, &h.stderr)
+	assert.Equal(t, hook.ExitFail, code)
+	assert.Empty(t, h.stdout.String())
+	assert.Contains(t, h.stderr.String(), "loading plugin broken.wasm: not a module")
+}
+
+// OPENSTACK_SYNC_CPUPROFILE writes a CPU profile of the run; an unwritable path only warns.
+func TestCPUProfile(t *testing.T) {
+	h := newHarness(t)
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	h.env[hook.ProfileEnv] = prof
+	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
+	info, err := os.Stat(prof)
+	require.NoError(t, err)
+	assert.Positive(t, info.Size(), "a profile was written")
+
+	h = newHarness(t)
+	h.env[hook.ProfileEnv] = filepath.Join(t.TempDir(), "missing", "cpu.pprof")
+	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
+	assert.Contains(t, h.stderr.String(), hook.ProfileEnv+": not profiling")
+}

@@ -42,6 +42,8 @@ type Plugin struct {
 	// prefix is the env prefix; set once the metadata is read, before any call that reads config.
 	prefix   string
 	logLevel int32
+	// metadataJSON is what the guest's metadata entry returned, for the metadata record.
+	metadataJSON []byte
 }
 
 var _ plugin.Plugin = (*Plugin)(nil)
@@ -119,6 +121,7 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 			}
 		}
 	}
+	p.writeRecord(cacheDir, digest)
 	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
 		"memory_limit_pages", o.MemoryLimitPages, "call_timeout", o.CallTimeout.String(), "pool_size", o.PoolSize,
 		"termination_checks", !o.TrustedNoInterrupt, "version", p.declared.Version)
@@ -136,48 +139,29 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	if err != nil {
 		return &LoadError{Path: p.path, Reason: "metadata failed", Err: err}
 	}
-	var m metadataMessage
-	if err := json.Unmarshal(out, &m); err != nil {
-		return &LoadError{Path: p.path, Reason: "metadata is not valid JSON", Err: err}
-	}
-	refuse := func(format string, args ...any) error {
-		return &LoadError{Path: p.path, Reason: "metadata: " + fmt.Sprintf(format, args...)}
-	}
-	switch {
-	case m.ABIVersion != ABIVersion:
-		return refuse("abi_version is %d, this host speaks %d", m.ABIVersion, ABIVersion)
-	case m.Name == "":
-		return refuse("name is empty")
-	case m.EnvPrefix == "" && p.opts.EnvPrefix == "":
-		return refuse("env_prefix is empty")
-	}
-	if err := m.checkNames(); err != nil {
-		return refuse("%v", err)
+	m, err := parseMetadata(p.path, out)
+	if err != nil {
+		return err
 	}
 	if _, ok := exports[EntryPrune]; m.HasPrune && !ok {
-		return refuse("has_prune is true but the module does not export %q", EntryPrune)
+		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_prune is true but the module does not export %q", EntryPrune)}
 	}
 	p.hasPrune = m.HasPrune
-	p.declared = m
+	p.declared = *m
 	if _, ok := exports[EntryDelete]; m.HasDelete && !ok {
-		return refuse("has_delete is true but the module does not export %q", EntryDelete)
+		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_delete is true but the module does not export %q", EntryDelete)}
 	}
-	if m.HasDelete && !m.Lifecycle {
-		return refuse("has_delete is true but lifecycle is not: a delete reports its outcome in the lifecycle status")
-	}
-	if p.whenPrune, p.whenNoPrune, err = m.cleanupPolicies(); err != nil {
-		return refuse("%v", err)
-	}
-	if err := grant.Validate(m.Grants); err != nil {
-		return refuse("grants: %v", err)
-	}
+	p.whenPrune, p.whenNoPrune, _ = m.cleanupPolicies()
 	p.name = m.Name
 	p.log = p.opts.Logger.With("plugin", p.name)
-	p.meta = plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
-		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune}
+	p.meta = m.metadata()
+	p.metadataJSON = out
 	prefix := m.EnvPrefix
 	if p.opts.EnvPrefix != "" {
 		prefix = p.opts.EnvPrefix
+	}
+	if prefix == "" {
+		return &LoadError{Path: p.path, Reason: "metadata: env_prefix is empty"}
 	}
 	p.prefix = prefix
 	operator := p.opts.Grants
@@ -192,6 +176,42 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	}
 	p.grants = grant.NewSet(m.Grants, operator)
 	return nil
+}
+
+// parseMetadata decodes and checks a metadata document, whether it comes from the guest or from
+// its record (metadata.go): the same rules either way.
+func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
+	var m metadataMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, &LoadError{Path: path, Reason: "metadata is not valid JSON", Err: err}
+	}
+	refuse := func(format string, args ...any) error {
+		return &LoadError{Path: path, Reason: "metadata: " + fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case m.ABIVersion != ABIVersion:
+		return nil, refuse("abi_version is %d, this host speaks %d", m.ABIVersion, ABIVersion)
+	case m.Name == "":
+		return nil, refuse("name is empty")
+	}
+	if err := m.checkNames(); err != nil {
+		return nil, refuse("%v", err)
+	}
+	if m.HasDelete && !m.Lifecycle {
+		return nil, refuse("has_delete is true but lifecycle is not: a delete reports its outcome in the lifecycle status")
+	}
+	if _, _, err := m.cleanupPolicies(); err != nil {
+		return nil, refuse("%v", err)
+	}
+	if err := grant.Validate(m.Grants); err != nil {
+		return nil, refuse("grants: %v", err)
+	}
+	return &m, nil
+}
+
+func (m *metadataMessage) metadata() plugin.Metadata {
+	return plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
+		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune}
 }
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.

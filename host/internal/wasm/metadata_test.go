@@ -1,0 +1,69 @@
+package wasm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// --config reads the metadata from a record keyed by the module's digest, written by the first
+// Load; the record is used only for those exact bytes and is checked like the guest's answer.
+func TestMetadataRecord(t *testing.T) {
+	ctx := context.Background()
+	path := guest(t, "pdkmock")
+	o, _ := testOptions(t)
+	o.CacheDir = filepath.Join(t.TempDir(), "cache")
+	record, err := recordFile(o.CacheDir, path)
+	require.NoError(t, err)
+
+	// No record yet: ReadMetadata loads the module, which writes one.
+	m, err := ReadMetadata(ctx, path, o)
+	require.NoError(t, err)
+	assert.Equal(t, "mock", m.Name)
+	raw, err := os.ReadFile(record)
+	require.NoError(t, err, "loading the module writes the record")
+	assert.Contains(t, string(raw), `"name":"mock"`)
+
+	// With a record, the answer comes from it (an edit shows through), not from the module.
+	edited := strings.Replace(string(raw), `"noun":"`, `"noun":"recorded `, 1)
+	require.NoError(t, os.WriteFile(record, []byte(edited), 0o644))
+	m, err = ReadMetadata(ctx, path, o)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(m.Noun, "recorded "), "noun %q", m.Noun)
+
+	// The digest pin is checked on the record path too.
+	pinned := o
+	pinned.Digest = "sha256:" + strings.Repeat("0", 64)
+	_, err = ReadMetadata(ctx, path, pinned)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "digest mismatch")
+
+	// A record that breaks the rules is ignored: the module answers and the record is not trusted.
+	for _, bad := range []string{`{`, `{"abi_version":1,"name":"Not A Label","env_prefix":"MOCK"}`,
+		`{"abi_version":7,"name":"mock","env_prefix":"MOCK"}`} {
+		require.NoError(t, os.WriteFile(record, []byte(bad), 0o644))
+		o2, logs := testOptions(t)
+		o2.CacheDir = o.CacheDir
+		m, err = ReadMetadata(ctx, path, o2)
+		require.NoError(t, err, bad)
+		assert.Equal(t, "mock", m.Name)
+		assert.False(t, strings.HasPrefix(m.Noun, "recorded "))
+		assert.Contains(t, logs.String(), "ignoring an invalid metadata record", bad)
+		again, err := os.ReadFile(record)
+		require.NoError(t, err)
+		assert.Equal(t, string(raw), string(again), "the load rewrote the record from the guest's answer")
+	}
+
+	// Without a cache there is no record: the module is loaded every time.
+	noCache := o
+	noCache.NoCache = true
+	require.NoError(t, os.WriteFile(record, []byte(edited), 0o644))
+	m, err = ReadMetadata(ctx, path, noCache)
+	require.NoError(t, err)
+	assert.False(t, strings.HasPrefix(m.Noun, "recorded "))
+}
