@@ -67,6 +67,14 @@ type Plugin interface {
 	Close(ctx context.Context) error
 }
 
+// Concurrent is implemented by a plugin whose Reconcile may run on several caches of one
+// credential group at once. Each cache is still used by one goroutine at a time, one CR at a
+// time, and never outlives its group; the framework opens up to ReconcileConcurrency caches per
+// group and spreads the group's CRs over them. Every other method is still called one at a time.
+type Concurrent interface {
+	ReconcileConcurrency() int
+}
+
 // Cache is the state a plugin shares between the CRs of one credential group.
 type Cache interface {
 	Close(ctx context.Context) error

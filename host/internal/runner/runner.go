@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/finalizer"
@@ -201,54 +203,98 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 		log.Error(fmt.Sprintf("OpenStack API unavailable for %s: %v", describeGroup(creds), err))
 		return failAll("OpenStack API unavailable: " + err.Error())
 	}
-	cache, err := rn.Plugin.NewCache(ctx)
-	if err != nil {
-		log.Error(fmt.Sprintf("Failed to start the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
-		return failAll("Unable to start reconciling: " + err.Error())
+	workers := 1
+	if c, ok := rn.Plugin.(plugin.Concurrent); ok {
+		workers = max(1, min(c.ReconcileConcurrency(), len(crs)))
 	}
+	// Each worker has a cache of its own (for a wasm plugin: an instance pinned to this group),
+	// used by that worker alone, one CR at a time; every cache closes with the group.
+	caches := make([]plugin.Cache, 0, workers)
 	defer func() {
-		if err := cache.Close(ctx); err != nil {
-			log.Warn(fmt.Sprintf("Failed to close the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
+		for _, cache := range caches {
+			if err := cache.Close(ctx); err != nil {
+				log.Warn(fmt.Sprintf("Failed to close the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
+			}
 		}
 	}()
-	for _, cr := range crs {
-		clog := rn.crLog(cr)
-		res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
-			Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
-		})
+	for range workers {
+		cache, err := rn.Plugin.NewCache(ctx)
 		if err != nil {
-			failures++
-			clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %v", rn.noun, cr.Display(), err))
-			rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)})
-			continue
-		}
-		if l := res.Lifecycle; l != nil && l.Reason != plugin.ReasonSuccess {
-			switch {
-			case l.Terminal():
-				terminal++
-				clog.Error(fmt.Sprintf("Failed to reconcile %s %s (%s; not retried until its spec changes): %s",
-					rn.noun, cr.Display(), l.Reason, l.Message))
-			case l.Reason == plugin.ReasonTransientError:
-				failures++
-				clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), l.Message))
-			default:
-				clog.Info(fmt.Sprintf("%s %s is progressing: %s", capitalize(rn.noun), cr.Display(), l.Message))
+			if len(caches) > 0 {
+				// Fewer workers than asked for still reconcile everything.
+				log.Warn(fmt.Sprintf("Reconciling %s(s) with %d cache(s) instead of %d: %v", rn.noun, len(caches), workers, err))
+				break
 			}
-			rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
-			continue
+			log.Error(fmt.Sprintf("Failed to start the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
+			return failAll("Unable to start reconciling: " + err.Error())
 		}
-		if len(res.Notes) > 0 {
-			clog.Warn(fmt.Sprintf("%s %s converged but needs manual action: %s", capitalize(rn.noun), cr.Display(),
-				strings.Join(res.Notes, "; ")))
-		}
-		msg := status.SyncedMessage(rn.noun, res.Notes)
-		if res.Lifecycle != nil {
-			rn.patchStatus(ctx, cr, lifecycleOutcome(res.Lifecycle, msg, res.ExtraStatus))
-			continue
-		}
-		rn.patchStatus(ctx, cr, status.Outcome{Synced: true, Message: msg, Extra: res.ExtraStatus})
+		caches = append(caches, cache)
 	}
-	return failures, terminal
+	if len(caches) == 1 {
+		for _, cr := range crs {
+			f, t := rn.reconcileOne(ctx, s, caches[0], cr)
+			failures, terminal = failures+f, terminal+t
+		}
+		return failures, terminal
+	}
+	var nFailures, nTerminal atomic.Int64
+	next := make(chan *resource.Resource)
+	var wg sync.WaitGroup
+	for _, cache := range caches {
+		wg.Go(func() {
+			for cr := range next {
+				f, t := rn.reconcileOne(ctx, s, cache, cr)
+				nFailures.Add(int64(f))
+				nTerminal.Add(int64(t))
+			}
+		})
+	}
+	for _, cr := range crs {
+		next <- cr
+	}
+	close(next)
+	wg.Wait()
+	return int(nFailures.Load()), int(nTerminal.Load())
+}
+
+// reconcileOne converges one CR and records the outcome in its status. It returns 1, 0 when the
+// CR failed in a way a retry may fix and 0, 1 when it failed terminally.
+func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plugin.Cache, cr *resource.Resource) (failures, terminal int) {
+	clog := rn.crLog(cr)
+	res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
+		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
+	})
+	if err != nil {
+		clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %v", rn.noun, cr.Display(), err))
+		rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)})
+		return 1, 0
+	}
+	if l := res.Lifecycle; l != nil && l.Reason != plugin.ReasonSuccess {
+		switch {
+		case l.Terminal():
+			terminal = 1
+			clog.Error(fmt.Sprintf("Failed to reconcile %s %s (%s; not retried until its spec changes): %s",
+				rn.noun, cr.Display(), l.Reason, l.Message))
+		case l.Reason == plugin.ReasonTransientError:
+			failures = 1
+			clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), l.Message))
+		default:
+			clog.Info(fmt.Sprintf("%s %s is progressing: %s", capitalize(rn.noun), cr.Display(), l.Message))
+		}
+		rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
+		return failures, terminal
+	}
+	if len(res.Notes) > 0 {
+		clog.Warn(fmt.Sprintf("%s %s converged but needs manual action: %s", capitalize(rn.noun), cr.Display(),
+			strings.Join(res.Notes, "; ")))
+	}
+	msg := status.SyncedMessage(rn.noun, res.Notes)
+	if res.Lifecycle != nil {
+		rn.patchStatus(ctx, cr, lifecycleOutcome(res.Lifecycle, msg, res.ExtraStatus))
+		return 0, 0
+	}
+	rn.patchStatus(ctx, cr, status.Outcome{Synced: true, Message: msg, Extra: res.ExtraStatus})
+	return 0, 0
 }
 
 // lifecycleOutcome is the status of a lifecycle result: Synced exactly when its reason is

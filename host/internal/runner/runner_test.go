@@ -7,6 +7,8 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -578,4 +580,65 @@ func TestReleaseSkipsANameNowHeldByAnotherObject(t *testing.T) {
 	assert.Equal(t, []any{F}, e.finalizers("a"), "the new object keeps the finalizer this run added")
 	assert.Equal(t, 1, strings.Count(strings.Join(e.journal.Entries(), "\n"), "patch finalizers a"), "only the add")
 	assert.Contains(t, e.logs.String(), "Not releasing the finalizer of Widget ns/a (uid uid-old); the name now belongs to uid uid-a")
+}
+
+// concurrentPlugin lets the runner spread a group's CRs over several caches and checks that no
+// cache is ever in two goroutines' hands at once.
+type concurrentPlugin struct {
+	*plugintest.Plugin
+	workers  int
+	inFlight atomic.Int32
+	peak     atomic.Int32
+	busy     sync.Map // plugin.Cache -> *atomic.Bool
+	shared   atomic.Bool
+}
+
+func (p *concurrentPlugin) ReconcileConcurrency() int { return p.workers }
+
+func (p *concurrentPlugin) Reconcile(ctx context.Context, s plugin.Session, c plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
+	b, _ := p.busy.LoadOrStore(c, &atomic.Bool{})
+	if !b.(*atomic.Bool).CompareAndSwap(false, true) {
+		p.shared.Store(true)
+	}
+	defer b.(*atomic.Bool).Store(false)
+	n := p.inFlight.Add(1)
+	defer p.inFlight.Add(-1)
+	for {
+		peak := p.peak.Load()
+		if n <= peak || p.peak.CompareAndSwap(peak, n) {
+			break
+		}
+	}
+	// Long enough for the other workers to pick up a CR of their own.
+	time.Sleep(20 * time.Millisecond)
+	return p.Plugin.Reconcile(ctx, s, c, req)
+}
+
+func TestConcurrentReconcilesWithinAGroup(t *testing.T) {
+	e := newEnv(t, true)
+	p := &concurrentPlugin{Plugin: e.plugin, workers: 3}
+	p.Results = map[string]plugintest.Result{"c": {Err: errors.New("boom")}}
+	var crs []cr
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		crs = append(crs, cr{name: n, finalizers: []string{F}})
+	}
+	crs = append(crs, cr{name: "x", secret: "s2", finalizers: []string{F}})
+	c, err := kube.NewForConfig(e.srv.Config())
+	require.NoError(t, err)
+	rn := &runner.Runner{Plugin: p, Connector: e.conn, Kube: c, Config: e.cfg, Log: slog.New(slog.DiscardHandler),
+		Sleep: func(context.Context, time.Duration) error { return nil }}
+	code := rn.Run(context.Background(), e.plan(crs...))
+
+	assert.Equal(t, 1, code, "a failed CR still fails the run")
+	assert.Len(t, e.plugin.Reconciled(), len(crs), "every CR reconciled exactly once")
+	assert.Equal(t, int32(3), p.peak.Load(), "three reconciles overlapped, never more")
+	assert.False(t, p.shared.Load(), "no cache was used by two goroutines at once")
+	caches := e.plugin.Caches()
+	assert.Len(t, caches, 4, "three caches for the seven CRs of s1, one for the single CR of s2")
+	for _, cache := range caches {
+		assert.True(t, cache.Closed, "cache %d closed with its group", cache.ID)
+	}
+	assert.Equal(t, "Failed", e.status("c")["syncStatus"])
+	assert.Equal(t, "Synced", e.status("g")["syncStatus"])
+	assert.Empty(t, e.plugin.Pruned(), "a failure skips the prune, concurrency or not")
 }

@@ -11,6 +11,12 @@ import (
 
 var _ plugin.Deleter = (*Plugin)(nil)
 
+// ReconcileConcurrency implements plugin.Concurrent: the pool never lets two goroutines share an
+// instance, and every group cache pins an instance of its own.
+func (p *Plugin) ReconcileConcurrency() int { return p.opts.Concurrency }
+
+var _ plugin.Concurrent = (*Plugin)(nil)
+
 // Metadata implements plugin.Plugin.
 func (p *Plugin) Metadata() plugin.Metadata { return p.meta }
 

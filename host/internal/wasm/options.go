@@ -63,8 +63,11 @@ type Options struct {
 	MemoryLimitPages uint32
 	// CallTimeout bounds one entry point call, OpenStack requests included.
 	CallTimeout time.Duration
-	// PoolSize is the most instances alive at once.
+	// PoolSize is the most instances alive at once; at least Concurrency.
 	PoolSize int
+	// Concurrency is how many instances may reconcile one credential group's CRs at once, each
+	// pinned to the group and used by one goroutine (plugin.Concurrent). Default 1.
+	Concurrency int
 	// MaxInputBytes, MaxOutputBytes bound what crosses into and out of the guest per call.
 	MaxInputBytes, MaxOutputBytes int
 	// MaxResponseBytes bounds one OpenStack response body handed to the guest.
@@ -86,7 +89,12 @@ const (
 	EnvCallTimeout        = "OPENSTACK_SYNC_WASM_CALL_TIMEOUT"
 	EnvPoolSize           = "OPENSTACK_SYNC_WASM_POOL_SIZE"
 	EnvTrustedNoInterrupt = "OPENSTACK_SYNC_WASM_TRUSTED_NO_INTERRUPT"
+	EnvConcurrency        = "OPENSTACK_SYNC_WASM_CONCURRENCY"
 )
+
+// DefaultConcurrency is one instance per credential group: docs/benchmarks.md shows what more
+// buys against a cloud with real latency and what it costs in memory.
+const DefaultConcurrency = 1
 
 // fromEnv fills unset limits from the operator's variables. A malformed value is an error naming
 // the variable (docs/contract.md Decision 6), never silently the default.
@@ -115,6 +123,13 @@ func (o Options) fromEnv() (Options, error) {
 		}
 		o.PoolSize = n
 	}
+	if v, ok := o.LookupEnv(EnvConcurrency); ok && o.Concurrency == 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > 16 {
+			return o, fmt.Errorf("%s must be an integer between 1 and 16, got %q", EnvConcurrency, v)
+		}
+		o.Concurrency = n
+	}
 	if v, ok := o.LookupEnv(EnvTrustedNoInterrupt); ok && !o.TrustedNoInterrupt {
 		switch v {
 		case "true":
@@ -140,6 +155,12 @@ func (o Options) withDefaults() Options {
 	if o.PoolSize <= 0 {
 		o.PoolSize = DefaultPoolSize
 	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	// Readiness and prune calls never overlap the reconciles, so one instance per concurrent
+	// reconcile is enough.
+	o.PoolSize = max(o.PoolSize, o.Concurrency)
 	if o.MaxInputBytes == 0 {
 		o.MaxInputBytes = DefaultMaxInputBytes
 	}

@@ -40,6 +40,13 @@ func TestSandboxLimitsFromTheEnvironment(t *testing.T) {
 		{name: "timeout without unit", env: []string{EnvCallTimeout + "=30"}, err: EnvCallTimeout + " must be a positive duration"},
 		{name: "negative timeout", env: []string{EnvCallTimeout + "=-1s"}, err: EnvCallTimeout},
 		{name: "pool of zero", env: []string{EnvPoolSize + "=0"}, err: EnvPoolSize + " must be an integer between 1 and 64"},
+		{name: "concurrency widens the pool", env: []string{EnvConcurrency + "=4", EnvPoolSize + "=2"},
+			want: func(t *testing.T, o Options) {
+				assert.Equal(t, 4, o.Concurrency)
+				assert.Equal(t, 4, o.PoolSize, "one instance per concurrent reconcile")
+			}},
+		{name: "concurrency defaults to one", want: func(t *testing.T, o Options) { assert.Equal(t, 1, o.Concurrency) }},
+		{name: "concurrency of zero", env: []string{EnvConcurrency + "=0"}, err: EnvConcurrency + " must be an integer between 1 and 16"},
 		{name: "lenient bool", env: []string{EnvTrustedNoInterrupt + "=yes"}, err: EnvTrustedNoInterrupt + " must be true or false"},
 	}
 	for _, c := range cases {
