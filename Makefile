@@ -5,7 +5,7 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins test lint e2e demo bench bench-micro chart-update
+.PHONY: help build plugins test lint e2e demo bench bench-native bench-micro chart-update
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -35,6 +35,9 @@ BENCH_ARGS ?= --sizes 1,100 --runs 3
 bench: build plugins ## whole-hook benchmark (docs/benchmarks.md): hook processes vs a real kube-apiserver and the in-process cloud
 	$(GO) build -o $(BIN)/openstack-sync-bench ./host/cmd/openstack-sync-bench
 	nice $(BIN)/openstack-sync-bench --host $(BIN)/openstack-sync --plugins-dir $(BIN)/plugins $(BENCH_ARGS)
+
+bench-native: ## the native test host and native plugin builds the whole-hook benchmark compares against (bin/native)
+	hack/build-native-plugins.sh $(BIN)/native
 
 bench-micro: ## the micro-benchmarks (wasm host, proxy, planner, plugins)
 	nice $(GO) test ./host/internal/wasm/ -run '^$$' -bench . -benchtime 2s

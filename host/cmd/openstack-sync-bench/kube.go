@@ -51,10 +51,14 @@ func kubeTools() string {
 		return ""
 	}
 	matches, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(gopath)), "openstack-sync-tools", "kube-*", "bin", "kube-apiserver"))
-	if len(matches) == 0 {
-		return ""
+	for i := len(matches) - 1; i >= 0; i-- {
+		// A folder still being filled has the API server before etcd, or the other way round.
+		dir := filepath.Dir(matches[i])
+		if _, err := os.Stat(filepath.Join(dir, "etcd")); err == nil {
+			return dir
+		}
 	}
-	return filepath.Dir(matches[len(matches)-1])
+	return ""
 }
 
 // startCluster starts the API server named by mode ("auto", "real" or "fake").

@@ -66,6 +66,9 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi", Detail: "instance used by two goroutines at once (host bug)"}
 	}
 	defer inst.busy.Store(false)
+	if inst.proc != nil {
+		return p.invokeNative(ctx, inst, ci, input)
+	}
 	fn := inst.fns[entry]
 	if fn == nil {
 		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi", Detail: "the module does not export this entry point"}
@@ -155,6 +158,10 @@ func panicLine(output string) string {
 // reason and permanence. A plain-text error (another Extism PDK) is its own message.
 func (p *Plugin) guestError(inst *instance, entry string) error {
 	raw, _ := inst.state.Error()
+	return p.errorFrom(raw, entry)
+}
+
+func (p *Plugin) errorFrom(raw []byte, entry string) error {
 	if len(raw) == 0 {
 		return fmt.Errorf("wasm plugin %q %s: failed without an error message", p.name, entry)
 	}

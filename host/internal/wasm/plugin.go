@@ -44,6 +44,8 @@ type Plugin struct {
 	logLevel int32
 	// metadataJSON is what the guest's metadata entry returned, for the metadata record.
 	metadataJSON []byte
+	// native is the executable of a native build of the plugin (LoadNative), else "".
+	native string
 }
 
 var _ plugin.Plugin = (*Plugin)(nil)
@@ -216,6 +218,9 @@ func (m *metadataMessage) metadata() plugin.Metadata {
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	if p.native != "" {
+		return p.newNativeInstance()
+	}
 	id := p.nextID.Add(1)
 	out := &boundedBuffer{max: outputCaptureBytes}
 	st := kernel.NewState(kernel.Limits{Memory: p.opts.KernelMemoryBytes, Output: p.opts.MaxOutputBytes,

@@ -28,6 +28,16 @@ type instance struct {
 	// spent is set once the instance has served a credential group's session: whatever the
 	// guest kept in memory belongs to that group, so the instance never serves another.
 	spent bool
+	// proc is set instead of mod for a native build of a plugin (native.go, benchmarks only).
+	proc *nativeProc
+}
+
+func (i *instance) close(ctx context.Context) {
+	if i.proc != nil {
+		i.proc.close()
+		return
+	}
+	i.mod.Close(ctx)
 }
 
 // pool hands out instances exclusively: a slot is taken before an instance is, so at most size
@@ -86,7 +96,7 @@ func (p *pool) put(ctx context.Context, inst *instance) {
 	closed := p.closed
 	p.mu.Unlock()
 	if inst.broken || inst.spent || closed {
-		inst.mod.Close(ctx)
+		inst.close(ctx)
 	} else {
 		p.idle <- inst
 	}
@@ -101,7 +111,7 @@ func (p *pool) close(ctx context.Context) {
 	for {
 		select {
 		case inst := <-p.idle:
-			inst.mod.Close(ctx)
+			inst.close(ctx)
 		default:
 			return
 		}

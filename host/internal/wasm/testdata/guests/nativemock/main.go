@@ -1,0 +1,59 @@
+// Command nativemock is a pdk plugin with no wasm-only code, so it builds both as a module and
+// natively (pdk.ServeNative): the test of the benchmark's native limit runs it both ways.
+package main
+
+import (
+	"errors"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+)
+
+type spec struct {
+	Action string `json:"action"`
+	Name   string `json:"name"`
+}
+
+func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	var s spec
+	if err := req.DecodeSpec(&s); err != nil {
+		return nil, err
+	}
+	n, _ := ctx.Cache()["count"].(int)
+	n++
+	ctx.Cache()["count"] = n
+	switch s.Action {
+	case "config":
+		v, ok := ctx.Config(s.Name)
+		if !ok {
+			return nil, errors.New("no " + s.Name)
+		}
+		return &pdk.Result{Notes: []string{v}}, nil
+	case "outside-grant":
+		return nil, ctx.OpenStack("network").Delete("v2.0/networks/x", nil, nil)
+	case "fail":
+		return nil, pdk.WithReason("MockFailure", errors.New("mock failure on purpose"))
+	}
+	ctx.Logf(pdk.LevelInfo, "reconciling %s", s.Name)
+	var thing struct {
+		Thing struct {
+			ID string `json:"id"`
+		} `json:"thing"`
+	}
+	if err := ctx.OpenStack("network").Get("v2.0/things/"+s.Name, nil, &thing); err != nil && !pdk.IsNotFound(err) {
+		return nil, err
+	}
+	return &pdk.Result{Notes: []string{s.Name}, ExtraStatus: map[string]any{"group_call": n}}, nil
+}
+
+func init() {
+	pdk.Register(pdk.Plugin{
+		Metadata: pdk.Metadata{
+			Name: "nativemock", Noun: "native mock", EnvPrefix: "MOCK", BindingName: "mocks",
+			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things/*"}}},
+		},
+		WaitForAPI: func(*pdk.Context) error { return nil },
+		Reconcile:  reconcile,
+	})
+}
+
+func main() {}
