@@ -203,23 +203,25 @@ func (s *scenario) measure(ctx context.Context, c config, builds []hostBuild) ([
 		mk := func(w string) row {
 			return row{plugin: s.plugin.Name, workload: w, host: hb.Label, size: s.size, groups: s.groups}
 		}
-		// A first create run fills the compilation cache and converges everything, measured or not.
-		create := mk("create")
-		for r := range max(s.env.runs, 1) {
-			if err := s.resetForCreate(ctx); err != nil {
-				return rows, err
-			}
-			smp, err := s.runHook(ctx, hb, s.env.cacheDir)
-			if err != nil {
-				return rows, err
-			}
-			if !want("create") {
-				break
-			}
-			_ = r
-			create.samples = append(create.samples, smp)
+		// An unmeasured create run fills the compilation cache and converges everything.
+		if err := s.resetForCreate(ctx); err != nil {
+			return rows, err
+		}
+		if _, err := s.runHook(ctx, hb, s.env.cacheDir); err != nil {
+			return rows, err
 		}
 		if want("create") {
+			create := mk("create")
+			for range s.env.runs {
+				if err := s.resetForCreate(ctx); err != nil {
+					return rows, err
+				}
+				smp, err := s.runHook(ctx, hb, s.env.cacheDir)
+				if err != nil {
+					return rows, err
+				}
+				create.samples = append(create.samples, smp)
+			}
 			rows = append(rows, create)
 		}
 		if want("converged") {
@@ -266,16 +268,36 @@ func (s *scenario) measure(ctx context.Context, c config, builds []hostBuild) ([
 				if err := s.deleteCRs(ctx); err != nil {
 					return rows, err
 				}
+				if n, err := s.count(ctx); err != nil || n == 0 {
+					// No finalizer held them: the plugin never deletes (its cleanup policy is none),
+					// so there is no delete pass to measure.
+					if err == nil {
+						s.env.log("%s: CRs hold no finalizer; no delete pass to measure", s.plugin.Name)
+						err = s.createCRs(ctx)
+					}
+					if err == nil {
+						_, err = s.runHook(ctx, hb, s.env.cacheDir)
+					}
+					if err != nil {
+						return rows, err
+					}
+					break
+				}
 				smp, err := s.runHook(ctx, hb, s.env.cacheDir)
 				if err != nil {
 					return rows, err
 				}
 				del.samples = append(del.samples, smp)
 			}
-			rows = append(rows, del)
-			// Leave the namespace as setup found it, for the next build.
-			if err := s.createCRs(ctx); err != nil {
-				return rows, err
+			if len(del.samples) > 0 {
+				rows = append(rows, del)
+				// Leave the namespace as setup found it, for the next build.
+				if err := s.createCRs(ctx); err != nil {
+					return rows, err
+				}
+				if _, err := s.runHook(ctx, hb, s.env.cacheDir); err != nil {
+					return rows, err
+				}
 			}
 		}
 	}

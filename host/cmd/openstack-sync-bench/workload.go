@@ -28,7 +28,10 @@ type benchPlugin struct {
 
 var benchPlugins = []benchPlugin{
 	{Name: "ironic-runbooks", EnvPrefix: "IRONIC_RUNBOOK", Spec: func(i int) map[string]any {
+		// Traits are required by the CRD; below Ironic 1.112 (the fake's and the harness's 1.96)
+		// the plugin reports them as a note instead of applying them.
 		return map[string]any{"runbookName": fmt.Sprintf("CUSTOM_BENCH_%05d", i), "public": false,
+			"traits": []any{fmt.Sprintf("CUSTOM_BENCH_%05d", i)},
 			"steps": []any{
 				map[string]any{"interface": "bios", "step": "apply_configuration", "order": 10,
 					"args": map[string]any{"settings": []any{map[string]any{"name": "LogicalProc", "value": "Enabled"}}}},
@@ -152,6 +155,15 @@ func (s *scenario) resetForCreate(ctx context.Context) error {
 func (s *scenario) deleteCRs(ctx context.Context) error {
 	api := s.env.kube.dyn.Resource(s.res.GVR()).Namespace(s.ns)
 	return parallel(s.size, func(i int) error { return api.Delete(ctx, s.crName(i), metav1.DeleteOptions{}) })
+}
+
+// count is how many of the scenario's CRs exist.
+func (s *scenario) count(ctx context.Context) (int, error) {
+	list, err := s.env.kube.dyn.Resource(s.res.GVR()).Namespace(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return len(list.Items), nil
 }
 
 // sample is one measured hook process.
