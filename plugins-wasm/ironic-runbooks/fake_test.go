@@ -28,6 +28,9 @@ type fakeIronic struct {
 	inUse     map[string]bool
 	pageSize  int
 	nextID    int
+	// project, when set, plays project-scoped credentials: Ironic makes their project the owner
+	// of a private runbook created without one.
+	project string
 }
 
 func newFakeIronic(t *testing.T, max string) *fakeIronic {
@@ -119,6 +122,9 @@ func (f *fakeIronic) handle(r pdktest.Call) (int, any) {
 		f.nextID++
 		body["uuid"] = fmt.Sprintf("b0000000-0000-4000-8000-%012d", f.nextID)
 		body["traits"] = []any{}
+		if f.project != "" && body["owner"] == nil && body["public"] != true {
+			body["owner"] = f.project
+		}
 		f.runbooks = append(f.runbooks, body)
 		return http.StatusCreated, f.view(body)
 	case len(parts) == 1 && r.Method == http.MethodGet:

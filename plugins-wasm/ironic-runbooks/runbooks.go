@@ -230,12 +230,6 @@ func reconcile(a api, s Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	// What Ironic will hold afterwards: public always follows the spec, an unset spec owner
-	// keeps Ironic's owner unless the runbook turns public.
-	ownerAfter := s.Owner
-	if ownerAfter == "" && !s.Public && cur != nil {
-		ownerAfter = cur.owner()
-	}
 	if cur == nil {
 		cur, err = a.create(s, steps)
 	} else {
@@ -264,7 +258,9 @@ func reconcile(a api, s Spec) ([]string, error) {
 				a.ver, traitsVersion))
 		}
 	}
-	if !s.Public && ownerAfter == "" {
+	// cur is now what Ironic holds after the writes (their answers): a runbook created without
+	// an owner by project-scoped credentials is owned by that project, which only Ironic knows.
+	if !cur.Public && cur.owner() == "" {
 		notes = append(notes, "the runbook is neither public nor owned, so no project can see it and no project-scoped token can use it; "+
 			"set spec.owner to a project id or spec.public to true")
 	}
@@ -357,8 +353,35 @@ func (a api) update(cur *runbook, s Spec, steps []step) error {
 	if rb.UUID != "" {
 		rb.Traits = cur.Traits
 		*cur = rb
+		return nil
 	}
+	// An answer without the runbook: what Ironic holds is what the patch asked for.
+	applyPatch(cur, s, steps, ops)
 	return nil
+}
+
+// applyPatch makes cur what Ironic holds after ops succeeded, for a PATCH answered without the
+// runbook. Making a runbook public drops its owner on the server.
+func applyPatch(cur *runbook, s Spec, steps []step, ops []patchOp) {
+	for _, op := range ops {
+		switch op.Path {
+		case "/steps":
+			cur.Steps = steps
+		case "/extra":
+			cur.Extra = s.desiredExtra()
+		case "/public":
+			cur.Public = s.Public
+		case "/description":
+			d := s.Description
+			cur.Description = &d
+		case "/owner":
+			o := s.Owner
+			cur.Owner = &o
+		}
+	}
+	if cur.Public {
+		cur.Owner = nil
+	}
 }
 
 // syncTraits replaces the runbook's trait set in one request when it differs.

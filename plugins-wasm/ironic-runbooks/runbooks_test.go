@@ -29,14 +29,16 @@ func bios() Spec {
 
 func TestReconcile(t *testing.T) {
 	cases := []struct {
-		name   string
-		max    string
-		spec   func() Spec
-		writes []string
-		bodies []string
-		notes  []string
-		err    string
-		check  func(t *testing.T, f *fakeIronic)
+		name string
+		max  string
+		// project plays project-scoped credentials (Ironic owns new private runbooks to it).
+		project string
+		spec    func() Spec
+		writes  []string
+		bodies  []string
+		notes   []string
+		err     string
+		check   func(t *testing.T, f *fakeIronic)
 	}{
 		{
 			name:  "converged at 1.112 reads once and writes nothing",
@@ -152,6 +154,34 @@ func TestReconcile(t *testing.T) {
 				"set spec.owner to a project id or spec.public to true"},
 		},
 		{
+			name: "a private runbook created by system-scoped credentials without an owner gets a note",
+			max:  "1.112",
+			spec: func() Spec {
+				s := bios()
+				s.RunbookName, s.Public, s.Traits = "CUSTOM_PRIVATE", false, nil
+				return s
+			},
+			writes: []string{"POST v1/runbooks"},
+			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_PRIVATE","owner":null,"public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
+			notes: []string{"the runbook is neither public nor owned, so no project can see it and no project-scoped token can use it; " +
+				"set spec.owner to a project id or spec.public to true"},
+		},
+		{
+			name:    "a private runbook created by project-scoped credentials is owned by their project: no note, first run or next",
+			max:     "1.112",
+			project: "p-ops",
+			spec: func() Spec {
+				s := bios()
+				s.RunbookName, s.Public, s.Traits = "CUSTOM_PRIVATE", false, nil
+				return s
+			},
+			writes: []string{"POST v1/runbooks"},
+			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_PRIVATE","owner":null,"public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
+			check: func(t *testing.T, f *fakeIronic) {
+				assert.Equal(t, "p-ops", f.find("CUSTOM_PRIVATE")["owner"])
+			},
+		},
+		{
 			name: "public with an owner is refused before any request",
 			max:  "1.112",
 			spec: func() Spec { s := bios(); s.Owner = "p-1"; return s },
@@ -197,6 +227,7 @@ func TestReconcile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeIronic(t, tc.max)
+			f.project = tc.project
 			a, h := connectFake(t, f)
 			notes, err := reconcile(a, tc.spec())
 			if tc.err != "" {
@@ -351,4 +382,36 @@ func TestStepSetIgnoresOrderOfListAndSpelling(t *testing.T) {
 	assert.Equal(t, stepSet(fromIronic), stepSet(want))
 	want[0].Args = map[string]any{"x": float64(2)}
 	assert.NotEqual(t, stepSet(fromIronic), stepSet(want))
+}
+
+// A PATCH answered without the runbook: the notes follow what the patch asked Ironic to hold.
+func TestNotesFollowAPatchAnsweredWithoutTheRunbook(t *testing.T) {
+	cases := []struct {
+		name  string
+		spec  func() Spec
+		notes int
+	}{
+		{"made private without an owner", func() Spec { s := bios(); s.Public = false; return s }, 1},
+		{"made private with an owner", func() Spec { s := bios(); s.Public, s.Owner = false, "p-1"; return s }, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeIronic(t, "1.112")
+			a, _ := connectFake(t, f)
+			var intercept func(r pdktest.Call) (int, any, bool)
+			intercept = func(r pdktest.Call) (int, any, bool) {
+				if r.Method != "PATCH" {
+					return 0, nil, false
+				}
+				f.intercept = nil // the fake applies the patch; its answer is dropped
+				status, _ := f.handle(r)
+				f.intercept = intercept
+				return status, nil, true
+			}
+			f.intercept = intercept
+			notes, err := reconcile(a, tc.spec())
+			require.NoError(t, err)
+			assert.Len(t, notes, tc.notes)
+		})
+	}
 }
