@@ -171,22 +171,36 @@ func (s Spec) desiredExtra() map[string]any {
 	return out
 }
 
-// stepSet renders steps order-insensitively: Ironic runs steps by their order field, not by list
-// position, so a reordered list is no change.
-func stepSet(steps []step) []string {
-	out := make([]string, 0, len(steps))
-	for _, st := range steps {
-		if st.Args == nil {
-			st.Args = map[string]any{}
-		}
-		j, err := canon.JSON(st)
-		if err != nil {
-			j = fmt.Sprintf("%#v", st)
-		}
-		out = append(out, j)
+// sameSteps reports whether a and b hold the same steps in any list order: Ironic runs steps by
+// their order field, not by list position, so a reordered list is no change. Steps are compared
+// field by field and their args as JSON values (a missing args is {}), without encoding anything:
+// this runs for every converged runbook.
+func sameSteps(a, b []step) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	slices.Sort(out)
-	return out
+	used := make([]bool, len(b))
+	for _, x := range a {
+		found := false
+		for j, y := range b {
+			if !used[j] && x.Interface == y.Interface && x.Step == y.Step && x.Order == y.Order &&
+				canon.Equal(argsOrEmpty(x.Args), argsOrEmpty(y.Args)) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func argsOrEmpty(args map[string]any) map[string]any {
+	if args == nil {
+		return map[string]any{}
+	}
+	return args
 }
 
 // api is the Ironic endpoint at the microversion chosen for the group.
@@ -314,11 +328,11 @@ type patchOp struct {
 func patchFor(cur *runbook, s Spec, steps []step, withDescription bool) []patchOp {
 	var ops []patchOp
 	add := func(path string, v any) { ops = append(ops, patchOp{Op: "add", Path: path, Value: v}) }
-	if !slices.Equal(stepSet(cur.Steps), stepSet(steps)) {
+	if !sameSteps(cur.Steps, steps) {
 		add("/steps", steps)
 	}
-	if !canon.Equal(cur.Extra, s.desiredExtra()) {
-		add("/extra", s.desiredExtra())
+	if extra := s.desiredExtra(); !canon.Equal(cur.Extra, extra) {
+		add("/extra", extra)
 	}
 	if cur.Public != s.Public {
 		add("/public", s.Public)

@@ -23,6 +23,16 @@ func TestEqual(t *testing.T) {
 		{"different value", map[string]any{"a": 1}, map[string]any{"a": 2}, false},
 		{"missing key", map[string]any{"a": 1}, map[string]any{}, false},
 		{"unencodable", func() {}, func() {}, false},
+		{"json.Number and float", map[string]any{"n": json.Number("2.50")}, map[string]any{"n": 2.5}, true},
+		{"int64 and float", []any{int64(3)}, []any{3.0}, true},
+		{"number and string", []any{1}, []any{"1"}, false},
+		{"null and missing", map[string]any{"a": nil}, map[string]any{"b": nil}, false},
+		{"null and false", nil, false, false},
+		{"nested list length", map[string]any{"a": []any{1}}, map[string]any{"a": []any{1, 2}}, false},
+		{"a struct against a map is encoded", struct {
+			A int `json:"a"`
+		}{1}, map[string]any{"a": 1.0}, true},
+		{"a typed map inside is encoded", map[string]any{"a": map[string]int{"x": 1}}, map[string]any{"a": map[string]any{"x": 1.0}}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, canon.Equal(tc.a, tc.b)) })
