@@ -1,10 +1,11 @@
 package pdk
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strconv"
+	"strings"
 )
 
 // PageSize is the page length the list helpers ask for: big enough that a typical cloud answers
@@ -24,22 +25,7 @@ type Link struct {
 // set here). A Neutron with pagination disabled ignores limit and answers everything in one page
 // without links, which ends the loop too.
 func ListNeutron[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string) ([]T, error) {
-	return paginate(c, path, key, query, id, func(page map[string]json.RawMessage) (bool, error) {
-		raw, ok := page[key+"_links"]
-		if !ok {
-			return false, nil
-		}
-		var links []Link
-		if err := json.Unmarshal(raw, &links); err != nil {
-			return false, fmt.Errorf("GET %s: %q is not a list of links: %w", path, key+"_links", err)
-		}
-		for _, l := range links {
-			if l.Rel == "next" && l.Href != "" {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	return paginate(c, path, key, query, id, false)
 }
 
 // ListIronic reads every item of an Ironic collection at path (its JSON key is key, e.g.
@@ -47,22 +33,27 @@ func ListNeutron[T any](c *ServiceClient, path, key string, query url.Values, id
 // page's last item, which id returns. It follows "next" rather than stopping at a short page,
 // because Ironic may cap a page below the limit asked for.
 func ListIronic[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string) ([]T, error) {
-	return paginate(c, path, key, query, id, func(page map[string]json.RawMessage) (bool, error) {
-		raw, ok := page["next"]
-		if !ok {
-			return false, nil
-		}
-		var next string
-		if err := json.Unmarshal(raw, &next); err != nil {
-			return false, fmt.Errorf("GET %s: \"next\" is not a string: %w", path, err)
-		}
-		return next != "", nil
+	return paginate(c, path, key, query, id, true)
+}
+
+// pageType is the struct one page decodes into in a single pass: the items under key and the
+// service's next link. It is built per collection key because Go struct tags are static; the
+// alternative, a map of raw members decoded again, scans every page twice, which in wasm costs
+// as much as the items themselves.
+func pageType[T any](key string) reflect.Type {
+	return reflect.StructOf([]reflect.StructField{
+		{Name: "Items", Type: reflect.TypeFor[[]T](), Tag: reflect.StructTag(`json:"` + key + `"`)},
+		{Name: "Links", Type: reflect.TypeFor[[]Link](), Tag: reflect.StructTag(`json:"` + key + `_links"`)},
+		{Name: "Next", Type: reflect.TypeFor[string](), Tag: `json:"next"`},
 	})
 }
 
-// paginate is the marker loop both services share; hasNext reads the page's own next link.
-func paginate[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string,
-	hasNext func(map[string]json.RawMessage) (bool, error)) ([]T, error) {
+// paginate is the marker loop both services share; ironic picks the next link's shape.
+func paginate[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string, ironic bool) ([]T, error) {
+	if strings.ContainsAny(key, "\"`,") {
+		return nil, fmt.Errorf("GET %s: collection key %q cannot be a JSON member name here", path, key)
+	}
+	typ := pageType[T](key)
 	var all []T
 	marker := ""
 	for {
@@ -74,20 +65,25 @@ func paginate[T any](c *ServiceClient, path, key string, query url.Values, id fu
 		if marker != "" {
 			q.Set("marker", marker)
 		}
-		var page map[string]json.RawMessage
-		if err := c.Get(path, q, &page); err != nil {
+		page := reflect.New(typ)
+		if err := c.Get(path, q, page.Interface()); err != nil {
 			return nil, err
 		}
-		var items []T
-		if raw, ok := page[key]; ok {
-			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, fmt.Errorf("GET %s: %q is not a list of items: %w", path, key, err)
+		items := page.Elem().Field(0).Interface().([]T)
+		more := false
+		if ironic {
+			more = page.Elem().Field(2).String() != ""
+		} else {
+			for _, l := range page.Elem().Field(1).Interface().([]Link) {
+				if l.Rel == "next" && l.Href != "" {
+					more = true
+				}
 			}
 		}
-		all = append(all, items...)
-		more, err := hasNext(page)
-		if err != nil {
-			return nil, err
+		if all == nil {
+			all = items
+		} else {
+			all = append(all, items...)
 		}
 		if !more || len(items) == 0 {
 			return all, nil

@@ -97,8 +97,8 @@ func TestListRefusesPaginationThatDoesNotAdvance(t *testing.T) {
 			"things_links": []any{map[string]any{"rel": "next", "href": "http://x"}}}, "pagination did not advance past marker same"},
 		{"last item without id", map[string]any{"things": []any{map[string]any{"name": "x"}},
 			"things_links": []any{map[string]any{"rel": "next", "href": "http://x"}}}, "ends in an item without an id"},
-		{"items not a list", map[string]any{"things": "x"}, `"things" is not a list of items`},
-		{"links not a list", map[string]any{"things": []any{}, "things_links": 3}, `"things_links" is not a list of links`},
+		{"items not a list", map[string]any{"things": "x"}, `GET v2.0/things: unreadable answer: json: cannot unmarshal string into Go struct field .things`},
+		{"links not a list", map[string]any{"things": []any{}, "things_links": 3}, `unreadable answer: json: cannot unmarshal number into Go struct field .things_links`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,4 +116,10 @@ func TestListReturnsTheHTTPError(t *testing.T) {
 	_, err := pdk.ListIronic(ctx.OpenStack("baremetal"), "v1/runbooks", "runbooks", nil, itemUUID)
 	assert.True(t, pdk.IsRefused(err))
 	assert.EqualError(t, err, "GET v1/runbooks: HTTP 403 Forbidden: policy")
+}
+
+func TestListRefusesAKeyThatIsNoPlainMemberName(t *testing.T) {
+	ctx := pdktest.New(t, pdktest.Options{AllowAll: true})
+	_, err := pdk.ListIronic(ctx.OpenStack("baremetal"), "v1/x", `a"b`, nil, itemUUID)
+	require.ErrorContains(t, err, "cannot be a JSON member name")
 }

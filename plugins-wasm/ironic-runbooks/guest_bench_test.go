@@ -40,6 +40,8 @@ func (h *rawHost) OpenStack(r *pdk.Request) (*pdk.Response, error) {
 func convergedGroup(n int) (*rawHost, [][]byte) {
 	h := &rawHost{bodies: map[string][]byte{"GET /": []byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1","links":[{"href":"http://ironic/v1/","rel":"self"}]}],"default_version":{"id":"v1","version":"1.112","min_version":"1.1","status":"CURRENT"}}`)}}
 	var inputs [][]byte
+	list := []byte(`{"runbooks":[`)
+	defer func() { h.bodies["GET v1/runbooks"] = append(list, "]}"...) }()
 	for i := range n {
 		name := fmt.Sprintf("CUSTOM_RB_%d", i)
 		uuid := fmt.Sprintf("a0000000-0000-4000-8000-%012d", i)
@@ -49,6 +51,10 @@ func convergedGroup(n int) (*rawHost, [][]byte) {
 {"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"raid","step":"create_configuration","args":{"create_root_volume":true,"create_nonroot_volumes":false},"order":30}],
 "created_at":"2026-11-30T10:00:00+00:00","updated_at":null,"links":[{"href":"http://ironic/v1/runbooks/%s","rel":"self"},{"href":"http://ironic/runbooks/%s","rel":"bookmark"}]}`,
 			uuid, name, name, uuid, uuid)
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, h.bodies["GET v1/runbooks/"+name]...)
 		inputs = append(inputs, fmt.Appendf(nil, `{"abi_version":1,"object":{"api_version":"openstack-sync.io/v1alpha1","kind":"IronicRunbook","namespace":"metal","name":"rb-%d","uid":"0a1b2c3d-0000-4000-8000-%012d","generation":3},
 "spec":{"runbookName":%q,"description":"firmware and BIOS defaults","public":true,"traits":[%q],"extra":{"team":"metal"},
 "steps":[{"interface":"management","step":"clear_job_queue","order":10},{"interface":"bios","step":"apply_configuration","order":"20","args":{"settings":[{"name":"LogicalProc","value":"Enabled"},{"name":"ProcVirtualization","value":"Enabled"}]}},
@@ -64,14 +70,21 @@ func convergedGroup(n int) (*rawHost, [][]byte) {
 // result. ns/op divided by crs is the marginal cost per CR natively (docs/benchmarks.md).
 func BenchmarkGuestReconcileConverged(b *testing.B) {
 	reconcile := pdk.Registered().Reconcile
-	for _, n := range []int{1, 100} {
-		b.Run(fmt.Sprintf("crs=%d", n), func(b *testing.B) {
+	for _, bc := range []struct {
+		n    int
+		mode string
+	}{{1, "get"}, {100, "get"}, {100, "list"}, {1000, "list"}} {
+		n := bc.n
+		b.Run(fmt.Sprintf("crs=%d/%s", n, bc.mode), func(b *testing.B) {
 			h, inputs := convergedGroup(n)
 			b.ReportAllocs()
 			cpu := pdktest.CPUClock()
 			for b.Loop() {
 				h.requests = 0
 				cache := map[string]any{}
+				if bc.mode == "get" {
+					cache[catalogKey] = &catalog{listAfter: -1}
+				}
 				for _, in := range inputs {
 					var msg struct {
 						ABIVersion int `json:"abi_version"`

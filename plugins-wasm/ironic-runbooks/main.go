@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
@@ -44,8 +45,33 @@ func connect(ctx *pdk.Context) (api, error) {
 		}
 		return api{}, err
 	}
-	return api{svc: client.Microversion(ver.String()), ver: ver}, nil
+	known, _ := ctx.Cache()[catalogKey].(*catalog)
+	if known == nil {
+		after, err := listAfter(ctx)
+		if err != nil {
+			return api{}, err
+		}
+		known = &catalog{listAfter: after}
+		ctx.Cache()[catalogKey] = known
+	}
+	return api{svc: client.Microversion(ver.String()), ver: ver, known: known}, nil
 }
+
+// listAfter reads <PREFIX>_LIST_AFTER: the GETs a group sends before it lists all runbooks.
+func listAfter(ctx *pdk.Context) (int, error) {
+	v, ok := ctx.Config("LIST_AFTER")
+	if !ok || v == "" {
+		return defaultListAfter, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < -1 {
+		return 0, pdk.Permanent(fmt.Errorf("IRONIC_RUNBOOK_LIST_AFTER=%q: want a whole number >= 0, or -1 to never list", v))
+	}
+	return n, nil
+}
+
+// catalogKey holds the group's *catalog in the group cache.
+const catalogKey = "ironic-runbooks/catalog"
 
 // waitForAPI checks the microversion, then lists one runbook so a policy refusal surfaces before
 // any CR is reconciled. Neither will change by waiting when it fails for a 401/403.

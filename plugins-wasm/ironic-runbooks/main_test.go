@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +84,108 @@ func TestPruneThroughThePDK(t *testing.T) {
 	ctx = fakeHost(t, f, nil, nil)
 	require.NoError(t, pdk.Registered().Prune(ctx, &pdk.PruneRequest{}))
 	assert.Empty(t, pdktest.Of(t, ctx).Requests(), "an empty, non-authoritative desired set costs nothing")
+}
+
+// A group reads its first runbooks one GET each, as the original, then lists them all once and
+// serves the rest of the group from the list, kept current by its own writes.
+func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
+	f := newFakeIronic(t, "1.112")
+	f.pageSize = 4 // several pages: every page is read once
+	var specs []Spec
+	for i := range 12 {
+		name := fmt.Sprintf("CUSTOM_GEN_%02d", i)
+		f.runbooks = append(f.runbooks, map[string]any{"uuid": fmt.Sprintf("c0000000-0000-4000-8000-%012d", i), "name": name,
+			"public": true, "owner": nil, "disable_ramdisk": false, "description": "", "traits": []any{},
+			"extra": map[string]any{markerOwner: markerOwnerValue, markerVersion: markerVersionValue, markerSource: markerSourceValue},
+			"steps": []any{map[string]any{"interface": "raid", "step": "x", "order": 1, "args": map[string]any{}}}})
+		specs = append(specs, Spec{RunbookName: name, Public: true, Steps: []any{map[string]any{"interface": "raid", "step": "x", "order": float64(1)}}})
+	}
+	// One spec drifted, one absent from the list: the list serves the first, a GET confirms the second.
+	specs[10].Public = false
+	specs[10].Owner = "p-1"
+	specs = append(specs, Spec{RunbookName: "CUSTOM_NEW", Public: true, Steps: specs[0].Steps})
+
+	cache := map[string]any{}
+	var lines []string
+	for _, s := range specs {
+		ctx := fakeHost(t, f, cache, nil)
+		res, err := pdktest.Reconcile(ctx, nil, obj, s)
+		require.NoError(t, err)
+		assert.Empty(t, res.Notes)
+		lines = append(lines, pdktest.Of(t, ctx).Lines()...)
+	}
+	want := []string{"GET /"}
+	for i := range defaultListAfter {
+		want = append(want, fmt.Sprintf("GET v1/runbooks/CUSTOM_GEN_%02d", i))
+	}
+	want = append(want, "GET v1/runbooks?detail=true&limit=100", // 15 runbooks in pages of 4
+		"GET v1/runbooks?detail=true&limit=100&marker=c0000000-0000-4000-8000-000000000000",
+		"GET v1/runbooks?detail=true&limit=100&marker=c0000000-0000-4000-8000-000000000004",
+		"GET v1/runbooks?detail=true&limit=100&marker=c0000000-0000-4000-8000-000000000008",
+		"PATCH v1/runbooks/c0000000-0000-4000-8000-000000000010",
+		"GET v1/runbooks/CUSTOM_NEW", "POST v1/runbooks")
+	assert.Equal(t, want, lines)
+	assert.Equal(t, "p-1", f.find("CUSTOM_GEN_10")["owner"])
+
+	// The same group again is converged: nothing but the group's lookups, no write.
+	var again []string
+	for _, s := range specs {
+		ctx := fakeHost(t, f, cache, nil)
+		_, err := pdktest.Reconcile(ctx, nil, obj, s)
+		require.NoError(t, err)
+		again = append(again, pdktest.Of(t, ctx).Lines()...)
+	}
+	assert.Empty(t, again, "the group's list, kept current by its writes, serves every CR")
+}
+
+func TestListAfterIsConfigurable(t *testing.T) {
+	cases := []struct {
+		value string
+		gets  int
+		err   string
+	}{
+		{value: "-1", gets: 12},
+		{value: "0", gets: 0},
+		{value: "3", gets: 3},
+		{value: "x", err: `IRONIC_RUNBOOK_LIST_AFTER="x": want a whole number >= 0, or -1 to never list`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.value, func(t *testing.T) {
+			f := newFakeIronic(t, "1.112")
+			cache := map[string]any{}
+			gets := 0
+			for i := range 12 {
+				ctx := fakeHost(t, f, cache, map[string]string{"LIST_AFTER": tc.value})
+				s := bios()
+				_, err := pdktest.Reconcile(ctx, nil, obj, s)
+				if tc.err != "" {
+					require.EqualError(t, err, tc.err)
+					assert.True(t, pdk.IsPermanent(err))
+					return
+				}
+				require.NoError(t, err, i)
+				for _, l := range pdktest.Of(t, ctx).Lines() {
+					if l == "GET v1/runbooks/CUSTOM_BIOS_DEFAULTS" {
+						gets++
+					}
+				}
+			}
+			assert.Equal(t, tc.gets, gets)
+		})
+	}
+}
+
+// A policy that lets the credentials read runbooks one by one but not list them keeps the group
+// on GETs; nothing fails.
+func TestAFailedListFallsBackToGETs(t *testing.T) {
+	f := newFakeIronic(t, "1.112")
+	f.intercept = func(r pdktest.Call) (int, any, bool) {
+		return 403, fault("listing runbooks is not allowed"), r.Method == "GET" && r.Path == runbooksPath
+	}
+	cache := map[string]any{}
+	for range defaultListAfter + 3 {
+		_, err := pdktest.Reconcile(fakeHost(t, f, cache, nil), nil, obj, bios())
+		require.NoError(t, err)
+	}
+	assert.True(t, cache[catalogKey].(*catalog).listFailed)
 }

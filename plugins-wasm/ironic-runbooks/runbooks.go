@@ -207,6 +207,26 @@ func argsOrEmpty(args map[string]any) map[string]any {
 type api struct {
 	svc *pdk.ServiceClient
 	ver pdk.APIVersion
+	// known is what the group has read of Ironic's runbooks (nil: read each one by GET).
+	known *catalog
+}
+
+// defaultListAfter is the number of runbooks a credential group reads one GET at a time before it
+// lists them all instead: a small group costs one GET per CR, as the original; a larger one costs
+// that many GETs and then one paginated list (a page per 100 runbooks Ironic shows) for all the
+// rest. <PREFIX>_LIST_AFTER overrides it (-1: never list). Chosen from measurements,
+// docs/plugins/ironic-runbooks.md "Requests".
+const defaultListAfter = 8
+
+// catalog is what one credential group has read of Ironic's runbooks: how many it read by GET,
+// then (once it listed them) every runbook by name, kept current by the group's own writes.
+type catalog struct {
+	// listAfter is the GETs before a list; negative never lists.
+	listAfter int
+	gets      int
+	listed    map[string]*runbook
+	// listFailed keeps a group whose list failed (a policy that allows GET but not list) on GETs.
+	listFailed bool
 }
 
 func (a api) traitsSupported() bool { return !a.ver.Less(traitsVersion) }
@@ -226,6 +246,41 @@ func (a api) get(name string) (*runbook, error) {
 	return &rb, nil
 }
 
+// lookup returns the runbook named name as the group knows it, or nil when Ironic has none. A
+// runbook missing from the group's list, or listed without the traits this version reports, is
+// read by GET: a create never rests on a list read earlier in the run.
+func (a api) lookup(name string) (*runbook, error) {
+	c := a.known
+	if c == nil {
+		return a.get(name)
+	}
+	if c.listed == nil && !c.listFailed && c.listAfter >= 0 && c.gets >= c.listAfter {
+		all, err := a.list()
+		if err != nil {
+			c.listFailed = true
+		} else {
+			c.listed = make(map[string]*runbook, len(all))
+			for i := range all {
+				c.listed[all[i].Name] = &all[i]
+			}
+		}
+	}
+	if rb, ok := c.listed[name]; ok && (rb.Traits != nil || !a.traitsSupported()) {
+		cp := *rb
+		return &cp, nil
+	}
+	c.gets++
+	return a.get(name)
+}
+
+// remember records what Ironic holds for rb after this CR's writes.
+func (a api) remember(rb *runbook) {
+	if a.known != nil && a.known.listed != nil && rb != nil {
+		cp := *rb
+		a.known.listed[rb.Name] = &cp
+	}
+}
+
 // reconcile converges one runbook and returns its notes.
 func reconcile(a api, s Spec) ([]string, error) {
 	if err := s.validate(); err != nil {
@@ -240,7 +295,7 @@ func reconcile(a api, s Spec) ([]string, error) {
 			"other names need %s", s.RunbookName, a.ver, traitsVersion)
 	}
 	var notes []string
-	cur, err := a.get(s.RunbookName)
+	cur, err := a.lookup(s.RunbookName)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +327,7 @@ func reconcile(a api, s Spec) ([]string, error) {
 				a.ver, traitsVersion))
 		}
 	}
+	a.remember(cur)
 	// cur is now what Ironic holds after the writes (their answers): a runbook created without
 	// an owner by project-scoped credentials is owned by that project, which only Ironic knows.
 	if !cur.Public && cur.owner() == "" {
