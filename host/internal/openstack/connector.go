@@ -62,7 +62,7 @@ type Options struct {
 	Plugin string
 	// RequestTimeout bounds one attempt of one request, reading the body included. Default 30s.
 	RequestTimeout time.Duration
-	// MaxResponseBytes bounds a response body. Default 8 MiB.
+	// MaxResponseBytes bounds a response body. Default plugin.MaxResponseBytes; tests set less.
 	MaxResponseBytes int64
 	// MaxAttempts is how many times a retryable request is tried. Default 4; 1 disables retries.
 	MaxAttempts int
@@ -90,7 +90,7 @@ func (o Options) withDefaults() Options {
 		o.RequestTimeout = 30 * time.Second
 	}
 	if o.MaxResponseBytes <= 0 {
-		o.MaxResponseBytes = 8 << 20
+		o.MaxResponseBytes = plugin.MaxResponseBytes
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 4

@@ -299,14 +299,14 @@ func (s *session) attempt(ctx context.Context, p *prepared, target *url.URL, tok
 		return nil, failed(err)
 	}
 	if int64(len(data)) > s.opts.MaxResponseBytes {
-		return nil, fmt.Errorf("%s: the response body is larger than the %d-byte limit", p.op, s.opts.MaxResponseBytes)
+		return nil, &plugin.TooLargeError{Op: p.op, Size: int64(len(data)), Limit: s.opts.MaxResponseBytes}
 	}
 	header := resp.Header.Clone()
 	// Tokens never reach a plugin.
-	for _, h := range []string{"X-Subject-Token", "X-Auth-Token", "Set-Cookie"} {
+	for _, h := range plugin.CredentialHeaders {
 		header.Del(h)
 	}
-	return &plugin.Response{StatusCode: resp.StatusCode, Header: header, Body: data}, nil
+	return &plugin.Response{StatusCode: resp.StatusCode, Header: header, Body: redactTokens(data, token)}, nil
 }
 
 func idempotent(method string) bool {
@@ -348,14 +348,7 @@ type prepared struct {
 var (
 	serviceRE      = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	microversionRE = regexp.MustCompile(`^(\d+\.\d+|latest)$`)
-	// reservedHeaders carry credentials or framing the session owns; a plugin can never set them.
-	reservedHeaders = map[string]bool{
-		"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "X-Auth-Token": true,
-		"X-Subject-Token": true, "X-Service-Token": true, "X-Auth-User": true, "X-Auth-Key": true,
-		"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
-		"Te": true, "Trailer": true, "Upgrade": true, "Openstack-Api-Version": true,
-	}
-	methods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true,
+	methods        = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true,
 		http.MethodPut: true, http.MethodPatch: true, http.MethodDelete: true}
 )
 
@@ -390,8 +383,8 @@ func prepare(req plugin.Request) (*prepared, error) {
 	p.header = http.Header{}
 	for k, vs := range req.Header {
 		ck := http.CanonicalHeaderKey(k)
-		if reservedHeaders[ck] || strings.HasPrefix(ck, "X-Openstack-") && strings.HasSuffix(ck, "-Api-Version") {
-			return nil, fmt.Errorf("%s: header %s is set by the host and cannot be sent by a plugin", p.op, ck)
+		if !plugin.Forwardable(ck) {
+			return nil, fmt.Errorf("%s: header %s is not one a plugin may send (allowed: %s)", p.op, ck, plugin.ForwardableHeaders())
 		}
 		p.header[ck] = vs
 	}

@@ -28,7 +28,7 @@ func TestServeFollowsTheGrantRuleSharedWithThePDK(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &rule))
 	require.NotEmpty(t, rule.Cases)
 	log, _ := testLogger()
-	p := &Plugin{opts: Options{MaxResponseBytes: 1 << 20}, grants: grant.NewSet(rule.Grants, nil)}
+	p := &Plugin{grants: grant.NewSet(rule.Grants, nil)}
 	for _, c := range rule.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			s := &echoSession{}

@@ -38,27 +38,8 @@ const maxPathBytes = 4096
 
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
-// reservedHeaders carry credentials, framing or routing the host owns; a plugin may not set them,
-// nor any X-OpenStack-*-API-Version (microversions go through the request's microversion).
-var reservedHeaders = map[string]bool{
-	"X-Auth-Token": true, "X-Subject-Token": true, "X-Service-Token": true, "Authorization": true,
-	"Proxy-Authorization": true, "X-Auth-User": true, "X-Auth-Key": true, "Cookie": true, "Host": true,
-	"Openstack-Api-Version": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
-	"Te": true, "Trailer": true, "Upgrade": true,
-	// A server honouring a method override would let a GET grant delete.
-	"X-Http-Method-Override": true, "X-Http-Method": true, "X-Method-Override": true,
-}
-
-// credentialHeaders never reach a plugin in a response, whatever the Session passes on.
-var credentialHeaders = []string{"X-Subject-Token", "X-Auth-Token", "X-Service-Token", "Set-Cookie", "Authorization"}
-
-func reservedHeader(canonical string) bool {
-	return reservedHeaders[canonical] ||
-		strings.HasPrefix(canonical, "X-Openstack-") && strings.HasSuffix(canonical, "-Api-Version")
-}
-
 // validHeader reports whether a header can be sent as it is: a name of token characters and
-// values without control characters, so nothing can be smuggled past the reserved names.
+// values without control characters, so nothing can be smuggled past the allow-list.
 func validHeader(name string, values []string) bool {
 	if name == "" {
 		return false
@@ -126,8 +107,9 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 		if !validHeader(k, vs) {
 			return refuse("invalid_request", true, "openstack_request: header %q has a malformed name or value", cut(k))
 		}
-		if reservedHeader(ck) {
-			return refuse("invalid_request", true, "openstack_request: header %s is reserved for the host", ck)
+		if !plugin.Forwardable(ck) {
+			return refuse("invalid_request", true, "openstack_request: header %s is not one a plugin may send (allowed: %s)",
+				ck, plugin.ForwardableHeaders())
 		}
 		header[ck] = vs
 	}
@@ -143,6 +125,9 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	}
 	resp, err := ci.session.Do(ctx, plugin.Request{Service: req.Service, Method: req.Method, Path: req.Path,
 		Query: req.Query, Header: header, Microversion: req.Microversion, Body: req.Body})
+	if plugin.IsTooLarge(err) {
+		return refuse("too_large", false, "%s %s %s: %v", req.Method, req.Service, req.Path, err)
+	}
 	if err != nil {
 		permanent := plugin.IsPermanent(err)
 		if permanent && ci.permanent == nil {
@@ -150,9 +135,11 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 		}
 		return refuse("session", permanent, "%s %s %s: %v", req.Method, req.Service, req.Path, err)
 	}
-	if len(resp.Body) > p.opts.MaxResponseBytes {
+	// Whatever Session serves (the real one stops reading at the same limit), the guest never
+	// gets more.
+	if len(resp.Body) > plugin.MaxResponseBytes {
 		return refuse("too_large", false, "%s %s %s: response body of %d bytes exceeds the limit of %d bytes",
-			req.Method, req.Service, req.Path, len(resp.Body), p.opts.MaxResponseBytes)
+			req.Method, req.Service, req.Path, len(resp.Body), plugin.MaxResponseBytes)
 	}
 	return encodeResponse(resp)
 }
@@ -161,10 +148,10 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 // decodes the small head and hands the body to the plugin without scanning it a second time.
 func encodeResponse(resp *plugin.Response) []byte {
 	h := resp.Header
-	for _, name := range credentialHeaders {
+	for _, name := range plugin.CredentialHeaders {
 		if _, ok := h[name]; ok {
 			h = h.Clone()
-			for _, name := range credentialHeaders {
+			for _, name := range plugin.CredentialHeaders {
 				h.Del(name)
 			}
 			break

@@ -55,7 +55,7 @@ func (s *echoSession) Do(context.Context, plugin.Request) (*plugin.Response, err
 // header goes out from a plugin and none comes back to it.
 func TestServeKeepsCredentialHeadersAwayFromThePlugin(t *testing.T) {
 	log, _ := testLogger()
-	p := &Plugin{opts: Options{MaxResponseBytes: 1 << 20},
+	p := &Plugin{
 		grants: grant.NewSet([]grant.Grant{{Service: "network", Methods: []string{"*"}, Paths: []string{"**"}}}, nil)}
 	request := func(header map[string][]string) (map[string]any, *echoSession) {
 		s := &echoSession{}
@@ -68,12 +68,13 @@ func TestServeKeepsCredentialHeadersAwayFromThePlugin(t *testing.T) {
 		return m, s
 	}
 	for _, h := range []string{"x-auth-token", "Proxy-Authorization", "X-Auth-Key", "X-OpenStack-Manila-API-Version",
-		"Transfer-Encoding", "Connection", "X-Auth-Token ", "X-Ok\r\nX-Auth-Token", "X-HTTP-Method-Override"} {
+		"Transfer-Encoding", "Connection", "X-Auth-Token ", "X-Ok\r\nX-Auth-Token", "X-HTTP-Method-Override",
+		"X-Original-URL", "X-Rewrite-URL", "X-Forwarded-Host", "Forwarded", "X-Ok"} {
 		m, s := request(map[string][]string{h: {"x"}})
 		assert.Equal(t, "invalid_request", errorKind(m), "header %q", h)
 		assert.Zero(t, s.calls, "header %q never reaches the Session", h)
 	}
-	m, s := request(map[string][]string{"X-Ok": {"a\r\nX-Auth-Token: stolen"}})
+	m, s := request(map[string][]string{"If-Match": {"a\r\nX-Auth-Token: stolen"}})
 	assert.Equal(t, "invalid_request", errorKind(m), "a value with a line break")
 	assert.Zero(t, s.calls)
 
@@ -81,4 +82,26 @@ func TestServeKeepsCredentialHeadersAwayFromThePlugin(t *testing.T) {
 	require.Nil(t, m["error"])
 	assert.Equal(t, map[string]any{"Content-Type": []any{"application/json"}}, m["headers"],
 		"credential headers of the response are removed")
+}
+
+// tooLargeSession answers as the real session does when a body passes plugin.MaxResponseBytes.
+type tooLargeSession struct{}
+
+func (tooLargeSession) Do(context.Context, plugin.Request) (*plugin.Response, error) {
+	return nil, &plugin.TooLargeError{Op: "GET network v2.0/things", Size: plugin.MaxResponseBytes + 1, Limit: plugin.MaxResponseBytes}
+}
+
+// A response over the limit reaches the guest as kind too_large (the PDK's HostError.Kind), not
+// as a session failure, and it is not permanent: a smaller request can work.
+func TestOversizedResponseReachesTheGuestAsTooLarge(t *testing.T) {
+	log, _ := testLogger()
+	p := &Plugin{grants: grant.NewSet([]grant.Grant{{Service: "network", Methods: []string{"*"}, Paths: []string{"**"}}}, nil)}
+	raw, err := json.Marshal(openstackRequest{Service: "network", Method: "GET", Path: "v2.0/things"})
+	require.NoError(t, err)
+	ci := &callInfo{entry: EntryReconcile, session: tooLargeSession{}, log: log}
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(p.serve(context.Background(), ci, raw), &m))
+	assert.Equal(t, "too_large", errorKind(m))
+	assert.NotEqual(t, true, m["error"].(map[string]any)["permanent"])
+	assert.Nil(t, ci.permanent, "an oversized answer does not fail the run as a permanent session error")
 }

@@ -25,7 +25,6 @@ const (
 	DefaultPoolSize          = 2 // one instance pinned to a credential group plus one for other calls
 	DefaultMaxInputBytes     = 8 << 20
 	DefaultMaxOutputBytes    = 1 << 20
-	DefaultMaxResponseBytes  = 16 << 20
 	DefaultKernelMemoryBytes = 64 << 20
 	DefaultMaxVarBytes       = 1 << 20
 	// outputCaptureBytes bounds what a guest's stdout and stderr can make the host hold per call.
@@ -70,8 +69,6 @@ type Options struct {
 	Concurrency int
 	// MaxInputBytes, MaxOutputBytes bound what crosses into and out of the guest per call.
 	MaxInputBytes, MaxOutputBytes int
-	// MaxResponseBytes bounds one OpenStack response body handed to the guest.
-	MaxResponseBytes int
 	// KernelMemoryBytes bounds the host-side Extism memory of one instance during one call.
 	KernelMemoryBytes int
 	// TrustedNoInterrupt turns off wazero's termination checks (WithCloseOnContextDone): guest
@@ -166,9 +163,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxOutputBytes == 0 {
 		o.MaxOutputBytes = DefaultMaxOutputBytes
-	}
-	if o.MaxResponseBytes == 0 {
-		o.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if o.KernelMemoryBytes == 0 {
 		o.KernelMemoryBytes = DefaultKernelMemoryBytes
