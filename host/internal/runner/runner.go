@@ -265,7 +265,7 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
 	})
 	if err != nil {
-		clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %v", rn.noun, cr.Display(), err))
+		clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), status.Text(err.Error())))
 		rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)})
 		return 1, 0
 	}
@@ -274,21 +274,23 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 		case l.Terminal():
 			terminal = 1
 			clog.Error(fmt.Sprintf("Failed to reconcile %s %s (%s; not retried until its spec changes): %s",
-				rn.noun, cr.Display(), l.Reason, l.Message))
+				rn.noun, cr.Display(), l.Reason, status.Text(l.Message)))
 		case l.Reason == plugin.ReasonTransientError:
 			failures = 1
-			clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), l.Message))
+			clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), status.Text(l.Message)))
 		default:
-			clog.Info(fmt.Sprintf("%s %s is progressing: %s", capitalize(rn.noun), cr.Display(), l.Message))
+			clog.Info(fmt.Sprintf("%s %s is progressing: %s", capitalize(rn.noun), cr.Display(), status.Text(l.Message)))
 		}
 		rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
 		return failures, terminal
 	}
-	if len(res.Notes) > 0 {
+	// Notes are plugin text: cleaned, and bounded like one log message (status.Notes).
+	notes := status.Notes(res.Notes)
+	if len(notes) > 0 {
 		clog.Warn(fmt.Sprintf("%s %s converged but needs manual action: %s", capitalize(rn.noun), cr.Display(),
-			strings.Join(res.Notes, "; ")))
+			strings.Join(notes, "; ")))
 	}
-	msg := status.SyncedMessage(rn.noun, res.Notes)
+	msg := status.SyncedMessage(rn.noun, notes)
 	if res.Lifecycle != nil {
 		rn.patchStatus(ctx, cr, lifecycleOutcome(res.Lifecycle, msg, res.ExtraStatus))
 		return 0, 0
@@ -334,7 +336,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 			res, err := d.Delete(ctx, s, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
 			if err != nil {
 				failed++
-				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %v", rn.noun, cr.Display(), err))
+				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %s", rn.noun, cr.Display(), status.Text(err.Error())))
 				rn.patchStatus(ctx, cr, status.Outcome{Message: "Delete failed: " + err.Error(), Reason: conditionReason(err)})
 				continue
 			}
@@ -349,13 +351,13 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 				done = append(done, cr)
 				continue
 			case l.Reason == plugin.ReasonProgressing:
-				clog.Info(fmt.Sprintf("%s %s is being deleted: %s", capitalize(rn.noun), cr.Display(), l.Message))
+				clog.Info(fmt.Sprintf("%s %s is being deleted: %s", capitalize(rn.noun), cr.Display(), status.Text(l.Message)))
 			case l.Terminal():
 				clog.Error(fmt.Sprintf("Cannot delete %s %s (%s; not retried until its spec changes); keeping its finalizer: %s",
-					rn.noun, cr.Display(), l.Reason, l.Message))
+					rn.noun, cr.Display(), l.Reason, status.Text(l.Message)))
 			default:
 				failed++
-				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %s", rn.noun, cr.Display(), l.Message))
+				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %s", rn.noun, cr.Display(), status.Text(l.Message)))
 			}
 			rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
 		}

@@ -89,10 +89,11 @@ func Truncate(text string, max int) string {
 	return string(r[:max-3]) + "..."
 }
 
-// message is the text written to the CR. Invalid UTF-8 (a plain-text error from a plugin) is
-// replaced before writing, so the stored text compares equal to it on the next run (docs/contract.md §6.3).
+// message is the text written to the CR. It is cleaned (Clean: invalid UTF-8 replaced, control
+// characters and terminal escapes gone) before writing, so `kubectl get` prints it safely and
+// the stored text compares equal to it on the next run (docs/contract.md §6.3).
 func (o Outcome) message() string {
-	return Truncate(strings.ToValidUTF8(o.Message, "\uFFFD"), MaxMessage)
+	return Text(o.Message)
 }
 
 func (o Outcome) syncStatus() string {
@@ -118,12 +119,12 @@ func (o Outcome) conditions(generation *int64) []map[string]any {
 	case l.Available == "True":
 		avail["reason"], avail["message"] = ReasonSuccess, "The OpenStack resource is available"
 	case l.Message != "":
-		avail["message"] = Truncate(strings.ToValidUTF8(l.Message, "\uFFFD"), MaxMessage)
+		avail["message"] = Text(l.Message)
 	default:
 		avail["message"] = "The OpenStack resource is not available"
 	}
 	prog := map[string]any{"type": ConditionProgressing, "status": "False", "reason": l.Reason,
-		"message": Truncate(strings.ToValidUTF8(l.Message, "\uFFFD"), MaxMessage)}
+		"message": Text(l.Message)}
 	if l.Reason == ReasonProgressing || l.Reason == ReasonTransientError {
 		// Still on its way, or failed in a way the next run may fix: the CR is not settled.
 		prog["status"] = "True"
