@@ -93,6 +93,16 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 			}
 		}
 		return &pdk.Result{Notes: []string{strconv.Itoa(len(body.Data))}}, nil
+	case "swallow":
+		// Ignores what the session said, as a careless plugin would.
+		_ = ctx.OpenStack("network").Get("v2.0/things", nil, nil)
+		return &pdk.Result{}, nil
+	case "downgrade":
+		// Turns whatever the session said into a retryable error of its own.
+		if err := ctx.OpenStack("network").Get("v2.0/things", nil, nil); err != nil {
+			return nil, fmt.Errorf("will retry later")
+		}
+		return &pdk.Result{}, nil
 	case "config":
 		v, ok := ctx.Config(s.Name)
 		return &pdk.Result{Notes: []string{fmt.Sprintf("%s=%q %v", s.Name, v, ok)}}, nil
