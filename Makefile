@@ -5,7 +5,7 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins test lint e2e demo bench bench-native bench-micro chart-update
+.PHONY: help build plugins test lint e2e demo bench bench-native bench-micro chart-update mutate
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -21,6 +21,9 @@ test: ## the unit and host tiers: every Go module, the chart when helm is availa
 
 lint: ## gofmt, go vet (native and wasip1) and staticcheck over every module
 	hack/lint.sh
+
+mutate: ## break each framework safety rule in a temporary copy and check a test fails (docs/reliability.md)
+	nice $(GO) run ./hack/mutate
 
 e2e: ## the real-parts tier: kube-apiserver, etcd, shell-operator, helm, Keystone, Neutron, Ironic
 	hack/e2e.sh

@@ -1,0 +1,166 @@
+// Command mutate checks that the tests pin the framework's safety rules: it breaks each rule in
+// a temporary copy of the repository (one exact source edit), runs the tests that should notice,
+// and reports every mutation they did not catch. Run: make mutate (or go run ./hack/mutate [-run
+// REGEXP]). The last score is recorded in docs/reliability.md.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// mutation breaks one rule: From must occur exactly once in File and becomes To; the tests Run
+// in Pkg must then fail.
+type mutation struct {
+	Rule, File, From, To, Pkg, Run string
+}
+
+var mutations = []mutation{
+	{Rule: "an instance serves one credential group (spent mark)",
+		File: "host/internal/wasm/pool.go", From: "if inst.broken || inst.spent || closed {", To: "if inst.broken || closed {",
+		Pkg: "./host/internal/wasm/", Run: "TestInstancesAreRetiredInTheRunnersOrder|TestAnInstanceNeverServesTwoCredentialGroups"},
+	{Rule: "a permanent session error overrides the guest's answer",
+		File: "host/internal/wasm/call.go", From: "\tif ci.permanent == nil {\n\t\treturn err\n\t}", To: "\tif true {\n\t\treturn err\n\t}",
+		Pkg: "./host/internal/wasm/", Run: "TestPermanentSession"},
+	{Rule: "a call outside the grants is refused",
+		File: "host/internal/wasm/openstack.go", From: "if !p.grants.Allows(req.Service, req.Method, req.Path) {", To: "if false {",
+		Pkg: "./host/internal/wasm/", Run: "Grant|Misbehav"},
+	{Rule: "an oversized response reaches the guest as too_large",
+		File: "host/internal/wasm/openstack.go", From: "if plugin.IsTooLarge(err) {", To: "if false {",
+		Pkg: "./host/internal/wasm/", Run: "TestOversizedResponseReachesTheGuestAsTooLarge"},
+	{Rule: "only allow-listed request headers are forwarded",
+		File: "host/internal/plugin/limits.go", From: "if slices.Contains(forwardedHeaders, canonical) {", To: "if true {",
+		Pkg: "./host/internal/openstack/", Run: "TestDoRejectsUnsafeRequests"},
+	{Rule: "tokens are redacted from response bodies",
+		File: "host/internal/openstack/redact.go", From: "body = bytes.ReplaceAll(body, []byte(token), redacted)", To: "_ = redacted",
+		Pkg: "./host/internal/openstack/", Run: "TestResponseBodiesNeverCarryATokenToThePlugin"},
+	{Rule: "every declared count is checked against the bytes left",
+		File: "host/internal/wasm/structure.go", From: "if !r.bad && n > uint64(len(r.b)) {", To: "if false {",
+		Pkg: "./host/internal/wasm/", Run: "TestHostileModulesOfEverySectionKindAreRefused|TestModulesDeclaringHugeHostAllocationsAreRefused"},
+	{Rule: "every table gets a maximum within the cap",
+		File: "host/internal/wasm/structure.go", From: "maximum = min(maximum, declared)", To: "maximum = declared",
+		Pkg: "./host/internal/wasm/", Run: "TestTableGrowthIsCappedInsideTheGuest|TestRealPluginsPassTheStructuralLimits"},
+	{Rule: "plugin text is cleaned before status and logs",
+		File: "host/internal/status/text.go", From: "if !strings.ContainsFunc(text, unsafeRune) {", To: "if true {",
+		Pkg: "./host/internal/status/ ./host/internal/runner/", Run: "Clean|PluginText"},
+	{Rule: "a failed reconcile skips prune",
+		File: "host/internal/runner/runner.go", From: "if failures > 0 || terminal > 0 || len(plan.Unreadable) > 0 {", To: "if terminal > 0 || len(plan.Unreadable) > 0 {",
+		Pkg: "./host/internal/runner/", Run: "."},
+	{Rule: "an unreadable CR skips prune",
+		File: "host/internal/runner/runner.go", From: "if failures > 0 || terminal > 0 || len(plan.Unreadable) > 0 {", To: "if failures > 0 || terminal > 0 {",
+		Pkg: "./host/internal/runner/", Run: "."},
+	{Rule: "every group's prune protects every group's desired names",
+		File: "host/internal/runner/runner.go", From: "DesiredSpecs: specs,", To: "DesiredSpecs: nil,",
+		Pkg: "./host/internal/runner/", Run: "."},
+	{Rule: "an authoritative empty prune needs a deleted CR in the group",
+		File: "host/internal/runner/runner.go", From: "authoritative := len(desired[creds]) == 0 && len(deleted[creds]) > 0", To: "authoritative := len(desired[creds]) == 0",
+		Pkg: "./host/internal/runner/", Run: "."},
+	{Rule: "a finalizer is released only after its group's prune ran",
+		File: "host/internal/runner/runner.go", From: "\t\t\tif pruned[cr.Credentials] {\n\t\t\t\treturn false\n\t\t\t}", To: "\t\t\tif true {\n\t\t\t\treturn false\n\t\t\t}",
+		Pkg: "./host/internal/runner/", Run: "."},
+	{Rule: "the finalizer is added before anything is created",
+		File: "host/internal/runner/runner.go", From: "if cr.HasFinalizer() == policy.UsesFinalizer() {", To: "if true {",
+		Pkg: "./host/internal/runner/", Run: "."},
+	{Rule: "a release never strips a newer object holding the same name",
+		File: "host/internal/runner/runner.go", From: "if h := rn.holder[cr.Ref()]; h != \"\" && cr.UID != \"\" && h != cr.UID {", To: "if false {",
+		Pkg: "./host/internal/runner/", Run: "."},
+	{Rule: "a CR being deleted is never reconciled",
+		File: "host/internal/planner/planner.go", From: "case r.Deleting || ev == bindingctx.Deleted:", To: "case ev == bindingctx.Deleted:",
+		Pkg: "./host/internal/planner/ ./host/internal/runner/", Run: "."},
+}
+
+func main() {
+	only := flag.String("run", "", "only the mutations whose rule matches this regular expression")
+	flag.Parse()
+	root, err := os.Getwd()
+	check(err)
+	var filter *regexp.Regexp
+	if *only != "" {
+		filter = regexp.MustCompile(*only)
+	}
+	tmp, err := os.MkdirTemp("", "openstack-sync-mutate-*")
+	check(err)
+	defer os.RemoveAll(tmp)
+	check(copyTree(root, tmp))
+
+	caught, total := 0, 0
+	var survived []string
+	for _, m := range mutations {
+		if filter != nil && !filter.MatchString(m.Rule) {
+			continue
+		}
+		total++
+		path := filepath.Join(tmp, m.File)
+		orig, err := os.ReadFile(path)
+		check(err)
+		if n := bytes.Count(orig, []byte(m.From)); n != 1 {
+			fmt.Printf("STALE   %s: %q occurs %d times in %s (update hack/mutate)\n", m.Rule, m.From, n, m.File)
+			survived = append(survived, m.Rule+" (stale)")
+			continue
+		}
+		check(os.WriteFile(path, bytes.Replace(orig, []byte(m.From), []byte(m.To), 1), 0o644))
+		start := time.Now()
+		args := append([]string{"test", "-count=1", "-run", m.Run}, strings.Fields(m.Pkg)...)
+		cmd := exec.Command("go", args...)
+		cmd.Dir = tmp
+		out, err := cmd.CombinedOutput()
+		check(os.WriteFile(path, orig, 0o644))
+		switch {
+		case err == nil:
+			fmt.Printf("SURVIVED %s (%s)\n", m.Rule, m.File)
+			survived = append(survived, m.Rule)
+		case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
+			fmt.Printf("INVALID  %s: the mutation does not build\n%s\n", m.Rule, out)
+			survived = append(survived, m.Rule+" (does not build)")
+		default:
+			caught++
+			fmt.Printf("caught   %s (%s, %.0fs)\n", m.Rule, m.File, time.Since(start).Seconds())
+		}
+	}
+	fmt.Printf("mutation score: %d of %d caught\n", caught, total)
+	if len(survived) > 0 {
+		os.Exit(1)
+	}
+}
+
+// copyTree copies the files git knows (tracked or not ignored) of root into dst.
+func copyTree(root, dst string) error {
+	out, err := exec.Command("git", "-C", root, "ls-files", "-co", "--exclude-standard").Output()
+	if err != nil {
+		return fmt.Errorf("listing files: %w", err)
+	}
+	for _, name := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		info, err := os.Stat(filepath.Join(root, name))
+		if os.IsNotExist(err) || err == nil && info.IsDir() {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, name)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, info.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mutate:", err)
+		os.Exit(2)
+	}
+}
