@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
@@ -43,6 +46,9 @@ type Spec struct {
 	IsEnabled       *bool         `json:"is_enabled"`
 	Description     string        `json:"description"`
 	ServiceProfiles []ProfileSpec `json:"service_profiles"`
+
+	ManagementPolicy lifecycle.ManagementPolicy      `json:"managementPolicy,omitempty"`
+	Import           *lifecycle.Import[ImportFilter] `json:"import,omitempty"`
 }
 
 // ProfileSpec is one entry of spec.service_profiles.
@@ -268,35 +274,42 @@ func (st *state) putFlavor(f flavor) {
 // logf receives what the plugin wants an operator to see in the hook log.
 type logf func(format string, args ...any)
 
-// reconcile converges one router flavor and returns its notes.
+// reconcile converges one managed router flavor without a recorded status.id, as every CR did
+// before the lifecycle, and returns its notes.
 func reconcile(st *state, s Spec, log logf) ([]string, error) {
-	if err := s.validate(); err != nil {
+	c := &flavorCR{spec: s, st: st, log: log}
+	out := driver.Reconcile(context.Background(), c)
+	if out.Progress.IsDone() {
+		return c.notes, nil
+	}
+	if err := out.Progress.Err(); err != nil {
 		return nil, err
 	}
-	if err := st.load(); err != nil {
-		return nil, err
+	return nil, errors.New(out.Progress.Message())
+}
+
+// ensureProfiles finds or makes every profile the spec lists, once per CR and run, and records
+// the profile ids to bind and the notes.
+func (c *flavorCR) ensureProfiles() error {
+	if c.profilesDone {
+		return c.profilesErr
 	}
-	var notes []string
+	c.profilesDone = true
 	var want []string
-	for i, ps := range s.ServiceProfiles {
-		p, pnotes, err := st.ensureProfile(ps, want)
+	for i, ps := range c.spec.ServiceProfiles {
+		p, pnotes, err := c.st.ensureProfile(ps, want)
 		if err != nil {
-			return nil, fmt.Errorf("service_profiles[%d] (driver %s): %w", i, ps.Driver, err)
+			c.profilesErr = fmt.Errorf("service_profiles[%d] (driver %s): %w", i, ps.Driver, err)
+			return c.profilesErr
 		}
 		for _, n := range pnotes {
-			log("router flavor %s: %s", s.Name, n)
+			c.log("router flavor %s: %s", c.spec.Name, n)
 		}
-		notes = append(notes, pnotes...)
+		c.notes = append(c.notes, pnotes...)
 		want = append(want, p.ID)
 	}
-	f, err := st.ensureFlavor(s)
-	if err != nil {
-		return nil, err
-	}
-	if err := st.bind(f, want, log); err != nil {
-		return nil, err
-	}
-	return notes, nil
+	c.want = want
+	return nil
 }
 
 // ensureProfile finds or makes the profile a spec entry describes. A profile matches on driver and
@@ -396,46 +409,45 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func (st *state) ensureFlavor(s Spec) (flavor, error) {
-	var matches []flavor
-	for _, f := range st.flavors {
-		if f.Name == s.Name {
-			matches = append(matches, f)
-		}
+// createFlavor makes the flavor, marked as owned; nothing fallible follows the POST.
+func (st *state) createFlavor(s Spec) (flavor, error) {
+	var resp struct {
+		Flavor flavor `json:"flavor"`
 	}
-	if len(matches) > 1 {
-		return flavor{}, fmt.Errorf("%d Neutron flavors are named %q; rename or delete the extras", len(matches), s.Name)
+	body := map[string]any{"name": s.Name, "service_type": s.serviceType(), "enabled": enabled(s.IsEnabled),
+		"description": markedDescription(s.Description)}
+	if err := st.svc.Call("POST", flavorsPath, nil, map[string]any{"flavor": body}, &resp); err != nil {
+		return flavor{}, fmt.Errorf("create flavor %q: %w", s.Name, err)
 	}
-	desc := markedDescription(s.Description)
-	if len(matches) == 0 {
-		var resp struct {
-			Flavor flavor `json:"flavor"`
-		}
-		body := map[string]any{"name": s.Name, "service_type": s.serviceType(), "enabled": enabled(s.IsEnabled), "description": desc}
-		if err := st.svc.Call("POST", flavorsPath, nil, map[string]any{"flavor": body}, &resp); err != nil {
-			return flavor{}, fmt.Errorf("create flavor %q: %w", s.Name, err)
-		}
-		if resp.Flavor.ID == "" {
-			return flavor{}, fmt.Errorf("create flavor %q: Neutron answered without an id", s.Name)
-		}
-		st.putFlavor(resp.Flavor)
-		return resp.Flavor, nil
+	if resp.Flavor.ID == "" {
+		return flavor{}, fmt.Errorf("create flavor %q: Neutron answered without an id", s.Name)
 	}
-	f := matches[0]
+	st.putFlavor(resp.Flavor)
+	return resp.Flavor, nil
+}
+
+// serviceTypeError is a flavor whose service type differs from the spec's: Neutron cannot change it.
+type serviceTypeError struct{ msg string }
+
+func (e *serviceTypeError) Error() string { return e.msg }
+
+// updateFlavor converges description (with the marker) and enabled on an existing flavor. A
+// missing marker is how an unowned flavor is adopted: the update stamps it.
+func (st *state) updateFlavor(f flavor, s Spec) (flavor, error) {
 	if f.ServiceType != s.serviceType() {
-		return flavor{}, fmt.Errorf("Router flavor %q already exists in Neutron with service_type=%s, not %s; "+
-			"service_type cannot change, so rename the CR's flavor or delete the Neutron one", s.Name, f.ServiceType, s.serviceType())
+		return f, &serviceTypeError{msg: fmt.Sprintf("Router flavor %q already exists in Neutron with service_type=%s, not %s; "+
+			"service_type cannot change, so rename the CR's flavor or delete the Neutron one", s.Name, f.ServiceType, s.serviceType())}
 	}
-	// A missing marker is how an unowned flavor is adopted: the update stamps it.
 	if f.userDescription() == s.Description && f.owned() && f.Enabled == enabled(s.IsEnabled) {
 		return f, nil
 	}
+	desc := markedDescription(s.Description)
 	var resp struct {
 		Flavor flavor `json:"flavor"`
 	}
 	body := map[string]any{"description": desc, "enabled": enabled(s.IsEnabled)}
 	if err := st.svc.Call("PUT", flavorsPath+"/"+url.PathEscape(f.ID), nil, map[string]any{"flavor": body}, &resp); err != nil {
-		return flavor{}, fmt.Errorf("update flavor %q (%s): %w", s.Name, f.ID, err)
+		return f, fmt.Errorf("update flavor %q (%s): %w", s.Name, f.ID, err)
 	}
 	f.Description, f.Enabled = desc, enabled(s.IsEnabled)
 	if resp.Flavor.ID != "" {

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -23,7 +25,8 @@ var metadata = pdk.Metadata{
 		// Prune checks that no router uses a flavor before deleting it.
 		{Service: "network", Methods: []string{"GET"}, Paths: []string{routersPath}},
 	},
-	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune},
+	Cleanup:   pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune},
+	Lifecycle: true,
 }
 
 func init() {
@@ -56,7 +59,8 @@ const cacheKey = "neutron-state"
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.WithReason(invalidspec.Reason, err)
+		return lifecycle.Outcome{Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration,
+			pdk.WithReason(invalidspec.Reason, err))}.Result(), nil
 	}
 	st, _ := ctx.Cache()[cacheKey].(*state)
 	if st == nil {
@@ -65,11 +69,11 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	}
 	// The cache keeps what was read; the client belongs to this call's Context.
 	st.svc = network(ctx)
-	notes, err := reconcile(st, spec, logger(ctx, pdk.LevelWarn))
-	if err != nil {
-		return nil, invalidspec.WithReason(err)
-	}
-	return &pdk.Result{Notes: notes}, nil
+	id, _ := req.Status["id"].(string)
+	c := &flavorCR{spec: spec, statusID: id, st: st, log: logger(ctx, pdk.LevelWarn)}
+	res := driver.Reconcile(context.Background(), c).Result()
+	res.Notes = c.notes
+	return res, nil
 }
 
 // pruneCR reads PRUNE itself because one Prune handler serves both policies: the full prune with

@@ -56,8 +56,10 @@ func TestReconcileThroughThePDKStaysInsideItsGrants(t *testing.T) {
 	_, err = pdktest.Reconcile(host(t, f, nil), nil, obj, spec)
 	require.NoError(t, err)
 
-	_, err = pdktest.Reconcile(host(t, f, nil), nil, obj, Spec{Name: "bad name"})
-	assert.Equal(t, "InvalidSpec", pdk.Reason(err))
+	res, err := pdktest.Reconcile(host(t, f, nil), nil, obj, Spec{Name: "bad name"})
+	require.NoError(t, err, "a lifecycle plugin reports failures in its result")
+	assert.Equal(t, "InvalidSpec", res.Lifecycle.ReadyReason)
+	assert.Equal(t, "InvalidConfiguration", res.Lifecycle.Reason, "not retried until the spec changes")
 }
 
 func TestPruneModeFollowsPRUNE(t *testing.T) {

@@ -24,7 +24,8 @@ var wantCRDs = []crdSpec{
 	{"ironic.openstack-sync.io_ironicrunbooks.yaml", "ironic.openstack-sync.io", "IronicRunbook", "ironicrunbooks", "irb",
 		[]string{"cloudCredentialsRef", "runbookName", "steps", "traits"}, false},
 	{"neutron.openstack-sync.io_neutronrouterflavors.yaml", "neutron.openstack-sync.io", "NeutronRouterFlavor", "neutronrouterflavors", "nrf",
-		[]string{"cloudCredentialsRef", "name", "service_profiles"}, false},
+		// The flavor's fields are required by a CEL rule for a managed CR only: an unmanaged one imports.
+		[]string{"cloudCredentialsRef"}, true},
 	{"neutron.openstack-sync.io_neutronsegmentranges.yaml", "neutron.openstack-sync.io", "NeutronSegmentRange", "neutronsegmentranges", "nsr",
 		// The range's fields are required by a CEL rule for a managed CR only: an unmanaged one imports.
 		[]string{"cloudCredentialsRef"}, true},

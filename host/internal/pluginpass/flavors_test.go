@@ -1,6 +1,7 @@
 package pluginpass
 
 import (
+	"fmt"
 	"net/url"
 	"testing"
 
@@ -100,6 +101,8 @@ func routerFlavorLifecycle(t *testing.T, b backend) {
 	assert.Contains(t, p.MetaInfo, `"openstack-sync.io/managed-by":"neutron-router-flavors"`)
 	assert.Equal(t, []any{"openstack-sync.io/finalizer"}, e.finalizers("asa"))
 	assert.Equal(t, "Synced", e.status("asa")["syncStatus"])
+	assert.Equal(t, f.ID, e.status("asa")["id"], "status.id records the flavor")
+	assert.Equal(t, "True", condOf(e.status("asa"), "Available")["status"])
 
 	// Converged: no writes; readiness plus two group lists.
 	e.rec.reset()
@@ -184,4 +187,32 @@ func routerFlavorPrune(t *testing.T, b backend) {
 	assert.True(t, ok)
 	assert.Equal(t, []any{"openstack-sync.io/finalizer"}, e.finalizers("busy"))
 	assert.Contains(t, e.logs.String(), "router flavors still present: "+busy+" (in use by 1 router(s))", "the log says why")
+}
+
+// routerFlavorImport: an unmanaged CR imports a hand-made flavor by filter and never writes to it
+// (no marker, no binding), so the prune never mistakes it for the plugin's.
+func routerFlavorImport(t *testing.T, b backend) {
+	e := flavorsEnv(t, b, true)
+	name := e.name("observed")
+	e.apply("observed", fmt.Sprintf("managementPolicy: unmanaged\nimport:\n  filter:\n    name: %s\n", name))
+	require.Equal(t, 0, e.synchronize(), "nothing to import yet is not a failure")
+	assert.Equal(t, "Progressing", e.status("observed")["syncStatus"])
+
+	var body struct {
+		Flavor flavor `json:"flavor"`
+	}
+	e.call(fakecloud.AdminCloud, plugin.Request{Service: "network", Method: "POST", Path: "v2.0/flavors",
+		Body: jsonBody(map[string]any{"flavor": map[string]any{"name": name, "service_type": "L3_ROUTER_NAT", "description": "by hand"}})}, &body)
+	t.Cleanup(func() {
+		e.call(fakecloud.AdminCloud, plugin.Request{Service: "network", Method: "DELETE", Path: "v2.0/flavors/" + body.Flavor.ID}, nil)
+	})
+	e.rec.reset()
+	require.Equal(t, 0, e.progress())
+	st := e.status("observed")
+	assert.Equal(t, "Synced", st["syncStatus"])
+	assert.Equal(t, body.Flavor.ID, st["id"])
+	assert.Empty(t, e.writes(), "an unmanaged CR never writes to Neutron")
+	f, ok := e.flavorNamed(name)
+	require.True(t, ok)
+	assert.Equal(t, "by hand", f.Description, "no ownership marker is stamped")
 }

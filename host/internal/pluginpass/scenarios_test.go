@@ -16,6 +16,7 @@ var scenarios = []scenario{
 	{plugin: "neutron-router-flavors", name: "create-converge-drift-notes", run: routerFlavorLifecycle},
 	{plugin: "neutron-router-flavors", name: "adopts-unowned", run: routerFlavorAdoptsAnUnownedFlavor},
 	{plugin: "neutron-router-flavors", name: "prune-orphan-unowned-in-use", run: routerFlavorPrune},
+	{plugin: "neutron-router-flavors", name: "unmanaged-import-by-filter", run: routerFlavorImport},
 	{plugin: "neutron-segment-ranges", name: "create-converge-drift-immutable", run: segmentRangeLifecycle},
 	{plugin: "neutron-segment-ranges", name: "adopts-by-name", run: segmentRangeAdoptsByName},
 	{plugin: "neutron-segment-ranges", name: "unmanaged-import-by-filter", run: segmentRangeImport},
