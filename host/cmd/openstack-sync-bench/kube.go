@@ -62,7 +62,7 @@ func kubeTools() string {
 }
 
 // startCluster starts the API server named by mode ("auto", "real" or "fake").
-func startCluster(ctx context.Context, mode, repo, state string, crds []fakekube.Resource, crdDir string) (*cluster, error) {
+func startCluster(ctx context.Context, mode, repo, state string, portBase int, crds []fakekube.Resource, crdDir string) (*cluster, error) {
 	bin := ""
 	if mode != "fake" {
 		bin = kubeTools()
@@ -77,7 +77,8 @@ func startCluster(ctx context.Context, mode, repo, state string, crds []fakekube
 		dir := filepath.Join(state, "kube")
 		// Ports of their own, so a bench never collides with an e2e run's defaults.
 		cmd := exec.CommandContext(ctx, filepath.Join(repo, "hack", "kube-up.sh"), dir)
-		cmd.Env = append(os.Environ(), "K8S_BIN="+bin, "ETCD_PORT=22379", "ETCD_PEER_PORT=22380", "KUBE_API_PORT=26443")
+		cmd.Env = append(os.Environ(), "K8S_BIN="+bin, fmt.Sprintf("ETCD_PORT=%d", portBase+379),
+			fmt.Sprintf("ETCD_PEER_PORT=%d", portBase+380), fmt.Sprintf("KUBE_API_PORT=%d", portBase+4443))
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			exec.Command(filepath.Join(repo, "hack", "kube-down.sh"), dir).Run()

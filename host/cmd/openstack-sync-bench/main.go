@@ -41,6 +41,7 @@ type config struct {
 	config                         bool
 	cold                           bool
 	logDir                         string
+	portBase                       int
 }
 
 func main() {
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.config, "config", true, "also time `hook --config`")
 	fs.BoolVar(&c.cold, "cold", false, "also time converged runs with an empty compilation cache")
 	fs.StringVar(&c.logDir, "log-dir", "", "keep each hook run's log in this folder")
+	fs.IntVar(&c.portBase, "kube-ports", 22000, "a real API server's ports: etcd BASE+379 and +380, kube-apiserver BASE+4443 "+
+		"(away from the e2e defaults; give two benches different bases)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -121,7 +124,7 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kube, err := startCluster(ctx, c.kube, c.repo, state, crds, crdDir)
+	kube, err := startCluster(ctx, c.kube, c.repo, state, c.portBase, crds, crdDir)
 	if err != nil {
 		return err
 	}
