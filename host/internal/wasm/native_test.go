@@ -65,7 +65,7 @@ func TestNativeBuildBehavesLikeTheModule(t *testing.T) {
 
 	_, err = np.Reconcile(ctx, s, cache, crRequest("d", map[string]any{"action": "outside-grant"}))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "grant", "the grant is enforced by the host, not by the sandbox")
+	assert.Contains(t, err.Error(), "DELETE network v2.0/networks/x", "the grant is enforced by the host, not by the sandbox")
 	assert.Len(t, s.Requests(), 2, "a refused request never reaches the session")
 	_, err = np.Reconcile(ctx, s, cache, crRequest("e", map[string]any{"action": "fail"}))
 	require.Error(t, err)
