@@ -1,51 +1,25 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
-
-// rawHost answers as the wasm host does: the body bytes as the cloud sent them, so a benchmark
-// measures the plugin's own work (decoding, comparing, encoding), not a fake cloud's.
-type rawHost struct {
-	bodies   map[string][]byte
-	requests int
-}
-
-func (h *rawHost) Config(string) (string, bool) { return "", false }
-func (h *rawHost) Log(pdk.LogLevel, string)     {}
-func (h *rawHost) OpenStack(r *pdk.Request) (*pdk.Response, error) {
-	h.requests++
-	// The guest encodes every request for the host: count that work too.
-	if _, err := json.Marshal(struct {
-		Service, Method, Path, Microversion string
-		Query                               map[string][]string
-	}{r.Service, r.Method, r.Path, r.Microversion, r.Query}); err != nil {
-		return nil, err
-	}
-	if b, ok := h.bodies[r.Method+" "+r.Path]; ok {
-		return &pdk.Response{StatusCode: 200, Body: b}, nil
-	}
-	return &pdk.Response{StatusCode: 404, Body: []byte(`{"error_message": "{\"faultstring\": \"not found\"}"}`)}, nil
-}
 
 // convergedGroup builds n converged runbooks as a real Ironic answers them (timestamps, links,
 // three steps with arguments) and the reconcile inputs the host sends for their CRs (spec and the
 // status the previous run wrote).
-func convergedGroup(n int) (*rawHost, [][]byte) {
-	h := &rawHost{bodies: map[string][]byte{"GET /": []byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1","links":[{"href":"http://ironic/v1/","rel":"self"}]}],"default_version":{"id":"v1","version":"1.112","min_version":"1.1","status":"CURRENT"}}`)}}
+func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
+	h := &pdktest.Replay{Bodies: map[string][]byte{"GET /": []byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1","links":[{"href":"http://ironic/v1/","rel":"self"}]}],"default_version":{"id":"v1","version":"1.112","min_version":"1.1","status":"CURRENT"}}`)}}
 	var inputs [][]byte
 	list := []byte(`{"runbooks":[`)
-	defer func() { h.bodies["GET v1/runbooks"] = append(list, "]}"...) }()
+	defer func() { h.Bodies["GET v1/runbooks"] = append(list, "]}"...) }()
 	for i := range n {
 		name := fmt.Sprintf("CUSTOM_RB_%d", i)
 		uuid := fmt.Sprintf("a0000000-0000-4000-8000-%012d", i)
-		h.bodies["GET v1/runbooks/"+name] = fmt.Appendf(nil, `{"uuid":%q,"name":%q,"public":true,"owner":null,"disable_ramdisk":false,"description":"firmware and BIOS defaults","traits":[%q],
+		h.Bodies["GET v1/runbooks/"+name] = fmt.Appendf(nil, `{"uuid":%q,"name":%q,"public":true,"owner":null,"disable_ramdisk":false,"description":"firmware and BIOS defaults","traits":[%q],
 "extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","team":"metal"},
 "steps":[{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"},{"name":"ProcVirtualization","value":"Enabled"}]},"order":20},
 {"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"raid","step":"create_configuration","args":{"create_root_volume":true,"create_nonroot_volumes":false},"order":30}],
@@ -54,7 +28,7 @@ func convergedGroup(n int) (*rawHost, [][]byte) {
 		if i > 0 {
 			list = append(list, ',')
 		}
-		list = append(list, h.bodies["GET v1/runbooks/"+name]...)
+		list = append(list, h.Bodies["GET v1/runbooks/"+name]...)
 		inputs = append(inputs, fmt.Appendf(nil, `{"abi_version":1,"object":{"api_version":"openstack-sync.io/v1alpha1","kind":"IronicRunbook","namespace":"metal","name":"rb-%d","uid":"0a1b2c3d-0000-4000-8000-%012d","generation":3},
 "spec":{"runbookName":%q,"description":"firmware and BIOS defaults","public":true,"traits":[%q],"extra":{"team":"metal"},
 "steps":[{"interface":"management","step":"clear_job_queue","order":10},{"interface":"bios","step":"apply_configuration","order":"20","args":{"settings":[{"name":"LogicalProc","value":"Enabled"},{"name":"ProcVirtualization","value":"Enabled"}]}},
@@ -69,7 +43,6 @@ func convergedGroup(n int) (*rawHost, [][]byte) {
 // the order the wasm entry point does it: decode the host's input, run Reconcile, encode the
 // result. ns/op divided by crs is the marginal cost per CR natively (docs/benchmarks.md).
 func BenchmarkGuestReconcileConverged(b *testing.B) {
-	reconcile := pdk.Registered().Reconcile
 	for _, bc := range []struct {
 		n    int
 		mode string
@@ -80,33 +53,23 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 			b.ReportAllocs()
 			cpu := pdktest.CPUClock()
 			for b.Loop() {
-				h.requests = 0
+				h.Requests = 0
 				cache := map[string]any{}
 				if bc.mode == "get" {
 					cache[catalogKey] = &catalog{listAfter: -1}
 				}
 				for _, in := range inputs {
-					var msg struct {
-						ABIVersion int `json:"abi_version"`
-						pdk.ReconcileRequest
-					}
-					if err := json.Unmarshal(in, &msg); err != nil {
-						b.Fatal(err)
-					}
-					res, err := reconcile(pdk.NewContext(h, cache), &msg.ReconcileRequest)
+					notes, err := pdktest.ReconcileInput(h, cache, in)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if len(res.Notes) > 0 {
-						b.Fatalf("a converged runbook got notes: %s", strings.Join(res.Notes, "; "))
-					}
-					if _, err := json.Marshal(res); err != nil {
-						b.Fatal(err)
+					if len(notes) > 0 {
+						b.Fatalf("a converged runbook got notes: %s", strings.Join(notes, "; "))
 					}
 				}
 			}
 			b.ReportMetric(float64(pdktest.CPUClock()-cpu)/1e3/float64(b.N*n), "cpu-µs/CR")
-			b.ReportMetric(float64(h.requests)/float64(n), "requests/CR")
+			b.ReportMetric(float64(h.Requests)/float64(n), "requests/CR")
 		})
 	}
 }

@@ -124,15 +124,6 @@ func (p profile) metaInfo() map[string]any {
 
 func (p profile) owned() bool { return p.metaInfo()[profileOwner] == profileOwnerValue }
 
-// userMetaInfo is the metainfo without the marker keys: what a spec's meta_info is compared to.
-func (p profile) userMetaInfo() map[string]any {
-	m := p.metaInfo()
-	for _, k := range profileMarkerKeys {
-		delete(m, k)
-	}
-	return m
-}
-
 // markedMetainfo renders spec meta_info plus the markers as compact JSON with sorted keys, the
 // text Neutron stores.
 func markedMetainfo(user map[string]any) (string, error) {
@@ -176,25 +167,38 @@ type state struct {
 	flavors  []flavor
 	profiles []profile
 	loaded   bool
-	// userMeta caches each profile's canonical metainfo without markers (by id): matching a
+	// meta caches what each profile's metainfo says (by id), parsed once per group: matching a
 	// group of N flavors against M profiles would otherwise parse M JSON texts per profile spec.
-	userMeta map[string]string
+	meta map[string]profileMeta
 }
 
-// canonUserMeta returns the profile's marker-free metainfo as canonical JSON ("" if unreadable).
-func (st *state) canonUserMeta(p profile) string {
-	if st.userMeta == nil {
-		st.userMeta = map[string]string{}
+// profileMeta is what a profile's metainfo text says: its marker-free metainfo as canonical JSON
+// ("" if unreadable) and whether it carries the ownership marker.
+type profileMeta struct {
+	user  string
+	owned bool
+}
+
+// metaOf returns the profile's parsed metainfo, parsing it the first time the group needs it.
+func (st *state) metaOf(p profile) profileMeta {
+	if st.meta == nil {
+		st.meta = map[string]profileMeta{}
 	}
-	if c, ok := st.userMeta[p.ID]; ok {
-		return c
+	if m, ok := st.meta[p.ID]; ok {
+		return m
 	}
-	c, err := canon.JSON(p.userMetaInfo())
+	m := p.metaInfo()
+	owned := m[profileOwner] == profileOwnerValue
+	for _, k := range profileMarkerKeys {
+		delete(m, k)
+	}
+	user, err := canon.JSON(m)
 	if err != nil {
-		c = ""
+		user = ""
 	}
-	st.userMeta[p.ID] = c
-	return c
+	pm := profileMeta{user: user, owned: owned}
+	st.meta[p.ID] = pm
+	return pm
 }
 
 func newState(svc *pdk.ServiceClient) *state { return &state{svc: svc} }
@@ -232,7 +236,7 @@ func listProfiles(svc *pdk.ServiceClient) ([]profile, error) {
 }
 
 func (st *state) putProfile(p profile) {
-	delete(st.userMeta, p.ID)
+	delete(st.meta, p.ID)
 	for i := range st.profiles {
 		if st.profiles[i].ID == p.ID {
 			st.profiles[i] = p
@@ -326,13 +330,14 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 		if p.Driver != ps.Driver || slices.Contains(taken, p.ID) {
 			continue
 		}
-		if have := st.canonUserMeta(p); have == "" || have != want {
+		pm := st.metaOf(p)
+		if pm.user == "" || pm.user != want {
 			continue
 		}
-		if p.owned() && ownedMatch == nil {
+		if pm.owned && ownedMatch == nil {
 			ownedMatch = &st.profiles[i]
 		}
-		if !p.owned() && unownedMatch == nil {
+		if !pm.owned && unownedMatch == nil {
 			unownedMatch = &st.profiles[i]
 		}
 	}

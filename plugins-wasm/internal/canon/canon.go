@@ -2,11 +2,24 @@
 // spelling and Go types do not matter, only the JSON value does.
 package canon
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
 
 // JSON renders v as compact JSON with object keys sorted at every depth and every number in one
-// spelling, so two spellings of one JSON value render the same.
+// spelling, so two spellings of one JSON value render the same. The text is exactly what
+// encoding/json writes for the value decoded into any (plugins store it, e.g. as a Neutron
+// profile's metainfo, and compare it with what they stored before).
 func JSON(v any) (string, error) {
+	// Plain decoded JSON (the common case: a CR's free-form field) is written directly: in wasm
+	// a JSON round trip costs tens of microseconds per value.
+	if b, ok := appendPlain(nil, v); ok {
+		return string(b), nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err
@@ -22,6 +35,129 @@ func JSON(v any) (string, error) {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// appendPlain writes v as encoding/json writes it after a round trip through any; ok is false
+// when v holds anything but plain JSON values (the caller then takes the encoding path).
+func appendPlain(b []byte, v any) ([]byte, bool) {
+	if f, isNum := number(v); isNum {
+		return appendFloat(b, f)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case string:
+		return appendString(b, x), true
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendPlain(b, e); !ok {
+				return nil, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var ok bool
+			if b, ok = appendPlain(b, x[k]); !ok {
+				return nil, false
+			}
+		}
+		return append(b, '}'), true
+	}
+	return nil, false
+}
+
+// appendFloat formats f as encoding/json does for a float64; NaN and infinities are not JSON.
+func appendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9, as encoding/json does
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+const hex = "0123456789abcdef"
+
+// appendString quotes s as encoding/json does: HTML-safe (<, >, & escaped), U+2028 and U+2029
+// escaped, invalid UTF-8 replaced by U+FFFD (the character, as a round trip leaves it).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\uFFFD"...) // written as the character: the text after a round trip
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // Equal reports whether a and b are the same JSON value. Values that cannot be encoded are never

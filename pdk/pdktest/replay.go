@@ -1,0 +1,63 @@
+package pdktest
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
+)
+
+// Replay is a pdk.Host for benchmarks of a plugin's own work: it answers each request with a fixed
+// body, keyed by "METHOD path" (404 when none), exactly as the wasm host hands bodies over, so
+// no fake cloud's work is measured. It encodes each request as the guest does for the host.
+type Replay struct {
+	Bodies map[string][]byte
+	// Requests counts the requests answered.
+	Requests int
+}
+
+// Config implements pdk.Host: no configuration.
+func (r *Replay) Config(string) (string, bool) { return "", false }
+
+// Log implements pdk.Host: dropped.
+func (r *Replay) Log(pdk.LogLevel, string) {}
+
+// OpenStack implements pdk.Host.
+func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
+	r.Requests++
+	if _, err := json.Marshal(struct {
+		Service, Method, Path, Microversion string
+		Query                               map[string][]string
+		Body                                any
+	}{req.Service, req.Method, req.Path, req.Microversion, req.Query, req.Body}); err != nil {
+		return nil, err
+	}
+	if b, ok := r.Bodies[req.Method+" "+req.Path]; ok {
+		return &pdk.Response{StatusCode: 200, Body: b}, nil
+	}
+	return &pdk.Response{StatusCode: 404, Body: []byte(`{"NeutronError": {"message": "not found"}}`)}, nil
+}
+
+// ReconcileInput runs the registered plugin's Reconcile on one input as the wasm entry point
+// does: decode the host's message, run the handler with a Context on h and the group cache,
+// encode the result. It returns the result's notes.
+func ReconcileInput(h pdk.Host, cache map[string]any, input []byte) ([]string, error) {
+	var msg struct {
+		ABIVersion int `json:"abi_version"`
+		pdk.ReconcileRequest
+	}
+	if err := json.Unmarshal(input, &msg); err != nil {
+		return nil, fmt.Errorf("reconcile: decoding input: %w", err)
+	}
+	res, err := pdk.Registered().Reconcile(pdk.NewContext(h, cache), &msg.ReconcileRequest)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &pdk.Result{}
+	}
+	if _, err := json.Marshal(res); err != nil {
+		return nil, err
+	}
+	return res.Notes, nil
+}
