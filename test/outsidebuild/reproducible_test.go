@@ -30,10 +30,12 @@ func checkout(t *testing.T, dir, replace string) string {
 	t.Helper()
 	mod := filepath.Join(dir, "neutron-address-scopes")
 	require.NoError(t, os.MkdirAll(mod, 0o755))
-	for _, f := range []string{"main.go", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "scopes", f))
+	// The plugin is the third party's plugin the plugin command's tests use.
+	guests := filepath.Join(repoRoot(), "host", "internal", "plugincmd", "testdata", "guests")
+	for _, f := range []string{filepath.Join("scopes", "main.go"), "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(guests, f))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(mod, f), b, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(mod, filepath.Base(f)), b, 0o644))
 	}
 	gomod, err := os.ReadFile(filepath.Join("testdata", "scopes", "go.mod.in"))
 	require.NoError(t, err)
