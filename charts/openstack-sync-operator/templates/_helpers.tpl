@@ -57,12 +57,19 @@ Rendering fails with a message naming the value at fault.
 {{- if $hook -}}
 {{- $enabled := eq (toString (get $.Values.plugins $name)) "true" -}}
 {{- $plugin := $pd.plugin | default dict -}}
-{{- $file := required (printf "pluginData.%s.plugin.file is required" $name) $plugin.file -}}
+{{- /* An OCI source wins over file (a first-party plugin keeps its default file in the values):
+the init container pulls it by digest into the cache volume, and the hook runs that copy. */ -}}
+{{- $source := $plugin.source | default "" -}}
+{{- $file := $plugin.file | default "" -}}
+{{- if $source -}}
+{{- $file = printf "%s/%s.wasm" (include "oso.pluginsDir" $) $name -}}
+{{- end -}}
+{{- $file = required (printf "pluginData.%s.plugin needs file (a module in the image) or source (oci://...@sha256:...)" $name) $file -}}
 {{- $sha := $plugin.sha256 | default "" -}}
 {{- if and $enabled (not $sha) -}}
 {{- fail (printf "pluginData.%s.plugin.sha256 is required because plugins.%s is true: pin the sha256 digest of %s (the image lists it in /plugins/SHA256SUMS)" $name $name $file) -}}
 {{- end -}}
-{{- $h := dict "enabled" $enabled "file" $file "sha256" $sha "wrapper" (base $file | trimSuffix ".wasm") -}}
+{{- $h := dict "enabled" $enabled "file" $file "sha256" $sha "wrapper" (base $file | trimSuffix ".wasm") "source" (trimPrefix "oci://" $source) -}}
 {{- /* The host reads its sandbox limits from process-wide variables; each hook is its own process,
 so the hook's wrapper exports them and every plugin gets its own. */ -}}
 {{- $limits := $plugin.limits | default dict -}}
@@ -78,20 +85,27 @@ operator's prefix, never under one the module declares for itself. */ -}}
 {{- $env := dict -}}
 {{- if $p -}}
 {{- $_ := set $env (printf "%s_ENABLED" $p) (ternary "true" "false" $enabled) -}}
-{{- if $hook.crd -}}
-{{- $raw := $.Files.Get $hook.crd -}}
+{{- /* A plugin's CRD is a file of the chart (hook.crd) or, for a plugin the chart does not ship,
+the CRD itself in the values (hook.crdYAML, e.g. helm --set-file), so nobody forks the chart. */ -}}
+{{- if and $hook.crd $hook.crdYAML -}}
+{{- fail (printf "pluginData.%s.hook: set crd or crdYAML, not both" $name) -}}
+{{- end -}}
+{{- if or $hook.crd $hook.crdYAML -}}
+{{- $raw := $hook.crdYAML -}}
+{{- if $hook.crd -}}{{- $raw = $.Files.Get $hook.crd -}}{{- end -}}
 {{- if not $raw -}}
 {{- fail (printf "pluginData.%s.hook.crd: %s is not a file in the chart" $name $hook.crd) -}}
 {{- end -}}
+{{- $crdName := $hook.crd | default "hook.crdYAML" -}}
 {{- $crd := fromYaml $raw -}}
 {{- if ne ($crd.kind | default "") "CustomResourceDefinition" -}}
-{{- fail (printf "pluginData.%s.hook.crd: %s is not a CustomResourceDefinition" $name $hook.crd) -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s is not a CustomResourceDefinition" $name $crdName) -}}
 {{- end -}}
 {{- $spec := $crd.spec | default dict -}}
 {{- $names := $spec.names | default dict -}}
-{{- $group := required (printf "pluginData.%s.hook.crd: %s has no spec.group" $name $hook.crd) $spec.group -}}
-{{- $kind := required (printf "pluginData.%s.hook.crd: %s has no spec.names.kind" $name $hook.crd) $names.kind -}}
-{{- $plural := required (printf "pluginData.%s.hook.crd: %s has no spec.names.plural" $name $hook.crd) $names.plural -}}
+{{- $group := required (printf "pluginData.%s.hook.crd: %s has no spec.group" $name $crdName) $spec.group -}}
+{{- $kind := required (printf "pluginData.%s.hook.crd: %s has no spec.names.kind" $name $crdName) $names.kind -}}
+{{- $plural := required (printf "pluginData.%s.hook.crd: %s has no spec.names.plural" $name $crdName) $names.plural -}}
 {{- $storage := "" -}}
 {{- $status := false -}}
 {{- range $v := $spec.versions | default list -}}
@@ -99,7 +113,7 @@ operator's prefix, never under one the module declares for itself. */ -}}
 {{- if and $v.subresources (hasKey $v.subresources "status") -}}{{- $status = true -}}{{- end -}}
 {{- end -}}
 {{- if not $storage -}}
-{{- fail (printf "pluginData.%s.hook.crd: %s has no storage version" $name $hook.crd) -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s has no storage version" $name $crdName) -}}
 {{- end -}}
 {{- $_ := set $env (printf "%s_CRD_API_VERSION" $p) (printf "%s/%s" $group $storage) -}}
 {{- $_ := set $env (printf "%s_CRD_KIND" $p) $kind -}}
@@ -144,9 +158,23 @@ operator's prefix, never under one the module declares for itself. */ -}}
 {{- toYaml (dict "hooks" $hooks "hookEnv" $hookEnv "env" $env) -}}
 {{- end -}}
 
+{{/* Where plugins pulled from an OCI registry are kept: the cache volume, shared with the hooks. */}}
+{{- define "oso.pluginsDir" -}}/var/cache/openstack-sync/plugins{{- end -}}
+
+{{/* oso.hasSource: "true" when an enabled plugin comes from an OCI registry. */}}
+{{- define "oso.hasSource" -}}
+{{- $cfg := include "oso.config" . | fromYaml -}}
+{{- $any := false -}}
+{{- range $name, $h := $cfg.hooks -}}
+{{- if and $h.enabled $h.source -}}{{- $any = true -}}{{- end -}}
+{{- end -}}
+{{- $any -}}
+{{- end -}}
+
 {{/*
-oso.verifyScript is the init container's script: it fails the pod when an enabled plugin is missing
-or its digest differs from the pin, then writes one hook wrapper per enabled plugin into HOOKS_DIR.
+oso.verifyScript is the init container's script: it pulls each enabled plugin with an OCI source by
+digest (the host binary's plugin pull), fails the pod when an enabled plugin is missing or its digest
+differs from the pin, then writes one hook wrapper per enabled plugin into HOOKS_DIR.
 The wrappers are written here, not shipped in the image, so the plugin file named in the values is
 the one the hook runs.
 */}}
@@ -158,6 +186,10 @@ fail() { echo "verify-plugins: $*" >&2; exit 1; }
 {{- range $name := keys $cfg.hooks | sortAlpha }}
 {{- $h := get $cfg.hooks $name }}
 {{- if $h.enabled }}
+{{- if $h.source }}
+mkdir -p {{ dir $h.file | quote }}
+"$HOST_BINARY" plugin pull{{ if $.Values.pluginRegistry.insecure }} --insecure{{ end }} -o {{ $h.file | quote }} --sha256 {{ $h.sha256 | quote }} {{ $h.source | quote }} || fail {{ printf "enabled plugin %s: cannot pull %s" $name $h.source | quote }}
+{{- end }}
 [ -f {{ $h.file | quote }} ] || fail {{ printf "enabled plugin %s missing: %s" $name $h.file | quote }}
 got=$(sha256sum {{ $h.file | quote }} | cut -d' ' -f1)
 [ "$got" = {{ $h.sha256 | quote }} ] || fail "enabled plugin {{ $name }}: {{ $h.file }} has sha256 $got, the values pin {{ $h.sha256 }}"
