@@ -19,7 +19,7 @@ plugins: ## build every plugin to bin/plugins/<name>.wasm (reproducible: -trimpa
 test: ## the unit and host tiers: every Go module, the chart when helm is available
 	hack/test.sh
 
-lint: ## gofmt, go vet (native and wasip1) and staticcheck over every module
+lint: ## gofmt, go mod tidy, go vet (native and wasip1), staticcheck; the PDK API baseline; stale doc references
 	hack/lint.sh
 
 mutate: ## break each framework safety rule in a temporary copy and check a test fails (docs/reliability.md)
