@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 		if _, ok := r.Spec["cloudCredentialsRef"]; ok {
 			t.Fatal("spec keeps cloudCredentialsRef")
 		}
-		if r.SecretName == "" || r.CloudName == "" || r.Credentials.Namespace == "" {
+		if r.Credentials.SecretName == "" || r.Credentials.CloudName == "" || r.Credentials.Namespace == "" {
 			t.Fatalf("readable CR with an incomplete credential group %+v", r.Credentials)
 		}
 		_, _, _ = r.Identity(), r.Display(), r.Ref()

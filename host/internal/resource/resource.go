@@ -29,9 +29,7 @@ type Resource struct {
 	ResourceVersion string
 	Generation      *int64
 	// Spec is a shallow copy of spec without cloudCredentialsRef: plugins never see credentials.
-	Spec       map[string]any
-	SecretName string
-	CloudName  string
+	Spec map[string]any
 	// Status is the CR's status as read (nil when absent); it decides whether a patch is needed.
 	Status     map[string]any
 	Finalizers []string
@@ -126,7 +124,6 @@ func Parse(obj any, podNamespace string) (*Resource, error) {
 		return fail("spec.cloudCredentialsRef must set both secretName and cloudName; got secretName=%s, cloudName=%s",
 			repr(ref["secretName"]), repr(ref["cloudName"]))
 	}
-	r.SecretName, r.CloudName = secret, cloud
 	r.Spec = maps.Clone(spec)
 	delete(r.Spec, "cloudCredentialsRef")
 	ns := r.Namespace

@@ -31,7 +31,7 @@ func TestParse(t *testing.T) {
 	gen := int64(3)
 	assert.Equal(t, &Resource{APIVersion: "g/v1", Kind: "Widget", Namespace: "ns", Name: "a", UID: "u1",
 		ResourceVersion: "7", Generation: &gen, Spec: map[string]any{"name": "alpha", "size": json.Number("2")},
-		SecretName: "s", CloudName: "c", Status: map[string]any{"syncStatus": "Synced"},
+		Status:     map[string]any{"syncStatus": "Synced"},
 		Finalizers: []string{"x/y", Finalizer}, Deleting: true,
 		Credentials: plugin.Credentials{Namespace: "ns", SecretName: "s", CloudName: "c"}}, r)
 	assert.Equal(t, 1, r.FinalizerIndex())
