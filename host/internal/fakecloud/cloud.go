@@ -1,7 +1,7 @@
 // Package fakecloud is an in-process, stateful OpenStack (Keystone, Neutron, Ironic) served over
 // loopback HTTP, so the same gophercloud and session code that talks to a real cloud runs against
-// it. It serves the unit tier and the demo; test/contract checks each rule below against the real
-// servers of hack/os-harness.sh.
+// it. It serves the unit tier and the demo; host/internal/openstack/contract checks each rule below
+// against the real servers of hack/os-harness.sh.
 //
 // Rules copied from the real 2025.1 servers (Keystone 27, Neutron 26, Ironic 29), each pinned by
 // host/internal/openstack/contract against them:
