@@ -105,9 +105,11 @@ func Apply(ctx context.Context, api API, log *slog.Logger, t kubeapi.Target, r *
 		if ge, ok := kubeapi.AsAPIError(gerr); ok && action == Release && ge.ObjectGone(r.Name) {
 			return nil
 		}
-		log.Error(fmt.Sprintf("failed to verify finalizers on %s/%s: %v", t.Namespace, t.Name, gerr))
+		log.Error("failed to verify finalizers after a rejected metadata patch", "kind", kind,
+			"namespace", t.Namespace, "name", t.Name, "error", gerr)
 	case slices.Contains(live, resource.Finalizer) == (action == Add):
-		log.Info(fmt.Sprintf("%s %s already has the desired finalizer state after a rejected metadata patch", kind, r.Name))
+		log.Info("the CR already has the desired finalizer state after a rejected metadata patch",
+			"kind", kind, "namespace", t.Namespace, "name", r.Name)
 		return nil
 	}
 	return fmt.Errorf("failed to %s %s %s: %w", action, kind, r.Name, rejected)
