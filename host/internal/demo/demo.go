@@ -164,7 +164,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 
 	d := &driver{out: out, verbose: opts.Verbose, kube: kube, cloud: cloud}
-	fmt.Fprintf(out, "openstack-sync demo: in-process Kubernetes %s, in-process OpenStack %s\n", kube.URL(), cloud.AuthURL())
+	fmt.Fprintf(out, "openstack-sync-dev demo: in-process Kubernetes %s, in-process OpenStack %s\n", kube.URL(), cloud.AuthURL())
 	fmt.Fprintf(out, "host %s, namespace %s, CRDs from %s, examples from %s\n", host, namespace, opts.CRDsDir, opts.ExamplesDir)
 	for _, s := range setups {
 		dir := filepath.Join(work, s.Plugin.Name)
