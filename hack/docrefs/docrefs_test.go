@@ -17,6 +17,9 @@ func TestCheckFindsEveryKindOfStaleReference(t *testing.T) {
 		"README.md:3: link docs/two.md does not exist",
 		"README.md:6: flag --missing is defined by no openstack-sync command",
 		"README.md:7: path host/cmd/other/main.go does not exist",
+		"README.md:9: test TestTool: host/cmd/tool declares no such test",
+		"README.md:9: test TestGone: host/internal/tool declares no such test",
+		"README.md:9: test TestX: no package nowhere",
 		"docs/guide.md:3: link ../NOPE.md does not exist",
 		"docs/guide.md:7: path hack/gone.sh does not exist",
 	}, got)

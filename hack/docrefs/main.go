@@ -10,6 +10,10 @@
 // `$VAR`) is checked up to the placeholder. Build outputs (bin/, .cache/) are not checked. A line
 // that names something on purpose that does not exist (a tag, a flag not built yet) ends with the
 // comment <!-- docrefs: ignore -->.
+//
+// A test cited as `pkg: TestName` (docs/contract.md names the test pinning each rule) must exist:
+// pkg is a folder under host/internal/ or under the repository root, and one of its _test.go files
+// must declare func TestName (or FuzzName).
 package main
 
 import (
@@ -50,6 +54,7 @@ var (
 	makeCall  = regexp.MustCompile(`(?:^|[\s(])make ([a-z0-9][a-z0-9-]*)`)
 	target    = regexp.MustCompile(`(?m)^([a-z0-9][a-z0-9-]*):`)
 	flagUse   = regexp.MustCompile(`(?:^|\s)(--[a-z][a-z0-9-]*)`)
+	testRef   = regexp.MustCompile("`([a-z][a-z0-9/]*): ((?:Test|Fuzz)[A-Za-z0-9_]+)")
 	flagDef   = regexp.MustCompile(`\.(?:String|Bool|Int|Duration|Float64|Var|StringVar|BoolVar|IntVar|DurationVar|Float64Var|Func)\([^"]*"([a-z][a-z0-9-]*)"`)
 	ourBinary = regexp.MustCompile(`(?:^|[\s/])openstack-sync(?:-dev)? `)
 )
@@ -100,6 +105,11 @@ func check(root string) ([]string, error) {
 							problems = append(problems, fmt.Sprintf("%s: flag %s is defined by no openstack-sync command", where, m[1]))
 						}
 					}
+				}
+			}
+			for _, m := range testRef.FindAllStringSubmatch(line.text, -1) {
+				if problem := checkTest(root, m[1], m[2]); problem != "" {
+					problems = append(problems, where+": "+problem)
 				}
 			}
 			for _, m := range link.FindAllStringSubmatch(backtick.ReplaceAllString(line.text, ""), -1) {
@@ -168,6 +178,28 @@ func linkPath(target string) (string, bool) {
 	}
 	target, _, _ = strings.Cut(target, "#")
 	return target, target != ""
+}
+
+// checkTest says what is wrong with a cited test, or "" when pkg declares it.
+func checkTest(root, pkg, name string) string {
+	dir := ""
+	for _, d := range []string{filepath.Join("host", "internal", pkg), pkg} {
+		if fi, err := os.Stat(filepath.Join(root, d)); err == nil && fi.IsDir() {
+			dir = d
+			break
+		}
+	}
+	if dir == "" {
+		return fmt.Sprintf("test %s: no package %s", name, pkg)
+	}
+	files, _ := filepath.Glob(filepath.Join(root, dir, "*_test.go"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err == nil && strings.Contains(string(data), "func "+name+"(") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("test %s: %s declares no such test", name, filepath.ToSlash(dir))
 }
 
 func exists(root, p, dir string) bool {

@@ -1,0 +1,5 @@
+package tool
+
+import "testing"
+
+func TestTool(t *testing.T) {}
