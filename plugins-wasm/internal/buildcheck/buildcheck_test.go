@@ -44,5 +44,7 @@ func TestPluginsLinkNoFileAccess(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, 4, plugins, "every plugin directory was checked")
+	// Every folder with a main.go is a plugin (hack/build-plugins.sh builds the same set), so no
+	// count is kept by hand; zero would mean the walk found nothing and checked nothing.
+	assert.NotZero(t, plugins, "no plugin directory was found under %s", root)
 }
