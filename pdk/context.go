@@ -1,6 +1,10 @@
 package pdk
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/openstack-sync/openstack-sync/pdk/internal/testhook"
+)
 
 // LogLevel orders log messages; the host drops levels below its own.
 type LogLevel int
@@ -26,9 +30,10 @@ func (l LogLevel) String() string {
 	return fmt.Sprintf("LogLevel(%d)", int(l))
 }
 
-// Host is the boundary the package talks through. Under wasm it is the openstack-sync host,
-// reached through the Extism ABI; package pdktest supplies a fake. Plugin code never needs it.
-type Host interface {
+// host is the boundary the package talks through. Under wasm it is the openstack-sync host,
+// reached through the Extism ABI; package pdktest supplies a fake (through internal/testhook).
+// Plugin code never sees it.
+type host interface {
 	// Config returns the plugin's configuration value for key (the env var <PREFIX>_<key>).
 	Config(key string) (string, bool)
 	// Log writes one message to the host's log.
@@ -41,21 +46,22 @@ type Host interface {
 // Context is what every handler gets: configuration, logging, the group cache and OpenStack.
 // It is valid only during the handler call it was passed to.
 type Context struct {
-	host  Host
+	host  host
 	cache map[string]any
 }
 
-// NewContext returns a Context backed by h with an empty group cache. Plugin code does not call
-// it: the wasm entry points and pdktest do.
-func NewContext(h Host, cache map[string]any) *Context {
+// newContext returns a Context backed by h with the group cache (a new map when nil).
+func newContext(h host, cache map[string]any) *Context {
 	if cache == nil {
 		cache = map[string]any{}
 	}
 	return &Context{host: h, cache: cache}
 }
 
-// Host returns the Host behind the Context (pdktest uses it to find its fake).
-func (c *Context) Host() Host { return c.host }
+func init() {
+	testhook.NewContext = func(h any, cache map[string]any) any { return newContext(h.(host), cache) }
+	testhook.HostOf = func(ctx any) any { return ctx.(*Context).host }
+}
 
 // Cache is a map that lives for one credential group: every Reconcile of the group's CRs sees the
 // same map, and nothing in it survives to another group. Use it to share reads (a list of

@@ -42,7 +42,7 @@ type pruneMessage struct {
 
 // dispatch runs one entry point: it decodes input, calls the registered handler and encodes its
 // output. A non-nil *wire.Error is what the entry point reports through error_set.
-func (in *instance) dispatch(entry string, input []byte, h Host) ([]byte, *wire.Error) {
+func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.Error) {
 	p := registered
 	if p == nil {
 		return nil, &wire.Error{Message: "no plugin registered: call pdk.Register from an init function", Permanent: true}
@@ -70,7 +70,7 @@ func (in *instance) dispatch(entry string, input []byte, h Host) ([]byte, *wire.
 		if p.WaitForAPI == nil {
 			return nil, nil
 		}
-		return nil, toWire(p.WaitForAPI(NewContext(h, nil)))
+		return nil, toWire(p.WaitForAPI(newContext(h, nil)))
 	case entryReconcile, entryDelete:
 		handler := p.Reconcile
 		if entry == entryDelete {
@@ -83,7 +83,7 @@ func (in *instance) dispatch(entry string, input []byte, h Host) ([]byte, *wire.
 		if err := json.Unmarshal(input, &msg); err != nil {
 			return nil, &wire.Error{Message: entry + ": decoding input: " + err.Error(), Permanent: true}
 		}
-		ctx := NewContext(h, in.groupCache)
+		ctx := newContext(h, in.groupCache)
 		res, err := handler(ctx, &msg.ReconcileRequest)
 		if err != nil {
 			return nil, toWire(err)
@@ -100,7 +100,7 @@ func (in *instance) dispatch(entry string, input []byte, h Host) ([]byte, *wire.
 		if err := json.Unmarshal(input, &msg); err != nil {
 			return nil, &wire.Error{Message: "prune: decoding input: " + err.Error(), Permanent: true}
 		}
-		return nil, toWire(p.Prune(NewContext(h, nil), &msg.PruneRequest))
+		return nil, toWire(p.Prune(newContext(h, nil), &msg.PruneRequest))
 	}
 	return nil, &wire.Error{Message: "unknown entry point " + entry, Permanent: true}
 }

@@ -160,7 +160,7 @@ func TestServiceClientTypedErrorsAndEncoding(t *testing.T) {
 		}
 		return &Response{StatusCode: 201, Body: []byte(`{"name":"made"}`)}, nil
 	}}
-	ctx := NewContext(h, nil)
+	ctx := newContext(h, nil)
 	net := ctx.OpenStack("network")
 
 	err := net.Get("v2.0/missing", nil, nil)
@@ -255,4 +255,19 @@ func TestDispatchDeleteWithoutHandlerIsPermanent(t *testing.T) {
 	require.NotNil(t, werr)
 	assert.True(t, werr.Permanent)
 	assert.Contains(t, werr.Message, "no delete handler")
+}
+
+func TestRegisteredIsACopy(t *testing.T) {
+	withPlugin(t, Plugin{Metadata: Metadata{Name: "x", EnvPrefix: "X",
+		Grants: []Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/a"}}}},
+		WaitForAPI: func(*Context) error { return nil },
+		Reconcile:  func(*Context, *ReconcileRequest) (*Result, error) { return nil, nil }})
+	p := Registered()
+	p.Metadata.Name = "changed"
+	p.Metadata.Grants[0].Paths[0] = "**"
+	p.Reconcile = nil
+	again := Registered()
+	assert.Equal(t, "x", again.Metadata.Name)
+	assert.Equal(t, []string{"v2.0/a"}, again.Metadata.Grants[0].Paths, "a test cannot widen what the module serves")
+	assert.NotNil(t, again.Reconcile)
 }

@@ -19,7 +19,7 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o x.wasm .
 //
 // Under wasm the package talks to the openstack-sync host through the Extism host ABI
-// (github.com/extism/go-pdk); under a native build it talks to whatever Host it is given, which is
+// (github.com/extism/go-pdk); under a native build it talks to whatever host it is given, which is
 // how package pdktest runs plugin logic under plain `go test`. The plugin never sees credentials,
 // the network or the file system: OpenStack is reached through Context.OpenStack, within the grants
 // the plugin declares and the operator allows. docs/pdk.md is the author's guide and docs/abi.md

@@ -8,7 +8,7 @@ import (
 	extism "github.com/extism/go-pdk"
 )
 
-// extismHost is the Host of a real plugin: the openstack-sync host behind the Extism ABI.
+// extismHost is the host of a real plugin: the openstack-sync host behind the Extism ABI.
 type extismHost struct{}
 
 //go:wasmimport extism:host/user openstack_request

@@ -111,7 +111,7 @@ func IsRefused(err error) bool {
 
 // ServiceClient sends requests to one OpenStack service.
 type ServiceClient struct {
-	host         Host
+	host         host
 	cache        map[string]any
 	service      string
 	microversion string

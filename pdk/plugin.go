@@ -3,6 +3,7 @@ package pdk
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // ABIVersion is the major version of the host ABI this package speaks (docs/abi.md). A host refuses
@@ -226,8 +227,19 @@ func Register(p Plugin) {
 	registered = &p
 }
 
-// Registered returns the plugin passed to Register, or nil.
-func Registered() *Plugin { return registered }
+// Registered returns a copy of the plugin passed to Register, or nil: tests call its handlers and
+// read its metadata; changing the copy changes nothing the module serves.
+func Registered() *Plugin {
+	if registered == nil {
+		return nil
+	}
+	p := *registered
+	p.Metadata.Grants = slices.Clone(p.Metadata.Grants)
+	for i, g := range p.Metadata.Grants {
+		p.Metadata.Grants[i].Methods, p.Metadata.Grants[i].Paths = slices.Clone(g.Methods), slices.Clone(g.Paths)
+	}
+	return &p
+}
 
 func validate(p *Plugin) error {
 	m := &p.Metadata

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/internal/testhook"
 )
 
 // Exchange is one scripted OpenStack answer. Method, Service and Path (when non-empty) must equal
@@ -115,13 +116,13 @@ func New(t testing.TB, opts Options) *pdk.Context {
 				h.opts.Script[h.next].Method, h.opts.Script[h.next].Service, h.opts.Script[h.next].Path)
 		}
 	})
-	return pdk.NewContext(h, opts.Cache)
+	return testhook.NewContext(h, opts.Cache).(*pdk.Context)
 }
 
 // Of returns the fake host behind ctx; it fails the test when ctx was not made by New.
 func Of(t testing.TB, ctx *pdk.Context) *Host {
 	t.Helper()
-	h, ok := ctx.Host().(*Host)
+	h, ok := testhook.HostOf(ctx).(*Host)
 	if !ok {
 		t.Fatalf("pdktest.Of: context was not made by pdktest.New")
 	}
@@ -186,13 +187,13 @@ func (h *Host) Logs() []LogLine {
 	return append([]LogLine(nil), h.logs...)
 }
 
-// Config implements pdk.Host.
+// Config implements Backend.
 func (h *Host) Config(key string) (string, bool) {
 	v, ok := h.opts.Config[key]
 	return v, ok
 }
 
-// Log implements pdk.Host.
+// Log implements Backend.
 func (h *Host) Log(level pdk.LogLevel, msg string) {
 	h.mu.Lock()
 	h.logs = append(h.logs, LogLine{Level: level, Message: msg})
@@ -200,7 +201,7 @@ func (h *Host) Log(level pdk.LogLevel, msg string) {
 	h.t.Logf("plugin log %s: %s", level, msg)
 }
 
-// OpenStack implements pdk.Host.
+// OpenStack implements Backend.
 func (h *Host) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	h.t.Helper()
 	call := Call{Service: req.Service, Method: req.Method, Path: req.Path, Query: req.Query, Microversion: req.Microversion}

@@ -5,9 +5,18 @@ import (
 	"fmt"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/internal/testhook"
 )
 
-// Replay is a pdk.Host for benchmarks of a plugin's own work: it answers each request with a fixed
+// Backend is what a Context talks to: the methods of the PDK's host boundary. *Host and *Replay
+// are Backends.
+type Backend interface {
+	Config(key string) (string, bool)
+	Log(level pdk.LogLevel, msg string)
+	OpenStack(req *pdk.Request) (*pdk.Response, error)
+}
+
+// Replay is a Backend for benchmarks of a plugin's own work: it answers each request with a fixed
 // body, keyed by "METHOD path" (404 when none), exactly as the wasm host hands bodies over, so
 // no fake cloud's work is measured. It encodes each request as the guest does for the host.
 type Replay struct {
@@ -16,13 +25,13 @@ type Replay struct {
 	Requests int
 }
 
-// Config implements pdk.Host: no configuration.
+// Config implements Backend: no configuration.
 func (r *Replay) Config(string) (string, bool) { return "", false }
 
-// Log implements pdk.Host: dropped.
+// Log implements Backend: dropped.
 func (r *Replay) Log(pdk.LogLevel, string) {}
 
-// OpenStack implements pdk.Host.
+// OpenStack implements Backend.
 func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	r.Requests++
 	if _, err := json.Marshal(struct {
@@ -41,7 +50,7 @@ func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 // ReconcileInput runs the registered plugin's Reconcile on one input as the wasm entry point
 // does: decode the host's message, run the handler with a Context on h and the group cache,
 // encode the result. It returns the result's notes.
-func ReconcileInput(h pdk.Host, cache map[string]any, input []byte) ([]string, error) {
+func ReconcileInput(h Backend, cache map[string]any, input []byte) ([]string, error) {
 	var msg struct {
 		ABIVersion int `json:"abi_version"`
 		pdk.ReconcileRequest
@@ -49,7 +58,7 @@ func ReconcileInput(h pdk.Host, cache map[string]any, input []byte) ([]string, e
 	if err := json.Unmarshal(input, &msg); err != nil {
 		return nil, fmt.Errorf("reconcile: decoding input: %w", err)
 	}
-	res, err := pdk.Registered().Reconcile(pdk.NewContext(h, cache), &msg.ReconcileRequest)
+	res, err := pdk.Registered().Reconcile(testhook.NewContext(h, cache).(*pdk.Context), &msg.ReconcileRequest)
 	if err != nil {
 		return nil, err
 	}

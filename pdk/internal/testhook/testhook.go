@@ -1,0 +1,12 @@
+// Package testhook gives the PDK's own packages what plugin code must not have: a Context on a
+// host of their choosing (pdktest's fake, a benchmark's replay) and the host behind a Context.
+// Package pdk sets the functions when it is initialised; being internal, nothing outside pdk/
+// can import them, so they are not part of the PDK's public API.
+package testhook
+
+// NewContext returns a *pdk.Context backed by host (a value with the methods Config, Log and
+// OpenStack of the PDK's host boundary) and the group cache (a new map when nil).
+var NewContext func(host any, cache map[string]any) any
+
+// HostOf returns the host behind a *pdk.Context.
+var HostOf func(ctx any) any
