@@ -338,6 +338,7 @@ func (c *Cloud) ResetRequests() {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	record func()
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -371,12 +372,18 @@ func (c *Cloud) wrap(service string, h http.Handler) http.Handler {
 			rec.Microversion = requestedIronicVersion(r.Header)
 		}
 		sr := &statusRecorder{ResponseWriter: w}
-		defer func() {
-			rec.Status = sr.status
-			c.mu.Lock()
-			c.requests = append(c.requests, rec)
-			c.mu.Unlock()
-		}()
+		// A reset fault records before it closes the connection: the client sees the reset at
+		// once, and a test reading the log then must find the request already there.
+		var once sync.Once
+		sr.record = func() {
+			once.Do(func() {
+				rec.Status = sr.status
+				c.mu.Lock()
+				c.requests = append(c.requests, rec)
+				c.mu.Unlock()
+			})
+		}
+		defer sr.record()
 		if c.opts.Latency > 0 {
 			time.Sleep(c.opts.Latency)
 		}

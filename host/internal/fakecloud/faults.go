@@ -110,6 +110,9 @@ func (c *Cloud) applyFault(service string, w http.ResponseWriter, r *http.Reques
 
 // resetConnection drops the TCP connection with an RST, so the client sees "connection reset".
 func resetConnection(w http.ResponseWriter) {
+	if sr, ok := w.(*statusRecorder); ok && sr.record != nil {
+		sr.record()
+	}
 	for {
 		if u, ok := w.(interface{ Unwrap() http.ResponseWriter }); ok {
 			w = u.Unwrap()
