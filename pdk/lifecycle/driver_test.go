@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -256,4 +257,26 @@ func count(journal []string, entry string) int {
 		}
 	}
 	return n
+}
+
+// wordedActuator words its own adoption conflicts.
+type wordedActuator struct{ actuator }
+
+func (wordedActuator) AdoptionConflict(matches []*widget) error {
+	return fmt.Errorf("%d widgets share the name %q", len(matches), matches[0].Name)
+}
+
+type wordedFactory struct{ factory }
+
+func (f wordedFactory) NewCreateActuator(context.Context, cr) (lifecycle.CreateActuator[cr, widgetFilter, widget], lifecycle.Progress) {
+	return wordedActuator{actuator(f.factory)}, lifecycle.Done()
+}
+
+func TestAdoptionConflictWordedByTheActuator(t *testing.T) {
+	c := newCloud(active, twin)
+	d := &lifecycle.Driver[cr, widgetSpec, widgetFilter, widget]{Factory: wordedFactory{factory{c}}, Status: statusWriter{}, Noun: "widget"}
+	out := d.Reconcile(context.Background(), managedCR("web", ""))
+	assert.Equal(t, lifecycle.KindTerminal, out.Progress.Kind())
+	assert.Equal(t, `2 widgets share the name "web"`, out.Progress.Message())
+	assert.Equal(t, 0, count(c.journal, "create web"))
 }
