@@ -45,11 +45,6 @@ func DecodeFields[R, F any](spec json.RawMessage, status map[string]any) (*Field
 // Validate checks the rules of the shared fields (the CRDs' CEL rules say the same).
 func (f *Fields[R, F]) Validate() error {
 	s := f.Spec
-	switch s.ManagementPolicy {
-	case "", Managed, Unmanaged:
-	default:
-		return fmt.Errorf("spec.managementPolicy must be managed or unmanaged; got %q", s.ManagementPolicy)
-	}
 	if s.ManagedOptions != nil {
 		switch s.ManagedOptions.OnDelete {
 		case "", OnDeleteDelete, OnDeleteDetach:
@@ -60,20 +55,7 @@ func (f *Fields[R, F]) Validate() error {
 			return fmt.Errorf("spec.managedOptions applies only to spec.managementPolicy managed")
 		}
 	}
-	if s.Import != nil && (s.Import.ID == "") == (s.Import.Filter == nil) {
-		return fmt.Errorf("spec.import needs exactly one of id and filter")
-	}
-	// As in ORC: a managed CR says what to create (spec.resource), an unmanaged one what to
-	// observe (spec.import); never both, so which one the driver follows is never a guess.
-	switch {
-	case s.Import != nil && s.Resource != nil:
-		return fmt.Errorf("spec.import and spec.resource are exclusive")
-	case s.ManagementPolicy == Unmanaged && s.Import == nil:
-		return fmt.Errorf("spec.managementPolicy unmanaged needs spec.import (id or filter)")
-	case s.ManagementPolicy != Unmanaged && s.Resource == nil:
-		return fmt.Errorf("spec.managementPolicy managed needs spec.resource")
-	}
-	return nil
+	return SharedFields[F]{ManagementPolicy: s.ManagementPolicy, Import: s.Import}.Validate(s.Resource != nil)
 }
 
 func (f *Fields[R, F]) ManagementPolicy() ManagementPolicy {

@@ -28,7 +28,7 @@ func TestDecodeFields(t *testing.T) {
 		{name: "unmanaged import by id", spec: `{"managementPolicy":"unmanaged","import":{"id":"w1"}}`, policy: "unmanaged", onDelete: "delete", importID: "w1"},
 		{name: "unmanaged import by filter", spec: `{"managementPolicy":"unmanaged","import":{"filter":{"Name":"web"}}}`, policy: "unmanaged", onDelete: "delete", filter: true},
 		{name: "unmanaged without import", spec: `{"managementPolicy":"unmanaged"}`, err: "unmanaged needs spec.import"},
-		{name: "managed without resource", spec: `{}`, err: "managed needs spec.resource"},
+		{name: "managed without resource", spec: `{}`, err: "managed needs the resource fields"},
 		{name: "import and resource", spec: `{"managementPolicy":"unmanaged","import":{"id":"w1"},"resource":{}}`, err: "exclusive"},
 		{name: "import with both id and filter", spec: `{"managementPolicy":"unmanaged","import":{"id":"w1","filter":{}}}`, err: "exactly one of id and filter"},
 		{name: "empty import", spec: `{"managementPolicy":"unmanaged","import":{}}`, err: "exactly one of id and filter"},
@@ -51,6 +51,49 @@ func TestDecodeFields(t *testing.T) {
 			assert.Equal(t, tc.filter, f.ImportFilter() != nil)
 			assert.Equal(t, tc.resource, f.ResourceSpec() != nil)
 			assert.Equal(t, tc.id, f.StatusID())
+		})
+	}
+}
+
+func TestFlatAdapter(t *testing.T) {
+	res := &widgetSpec{Name: "web"}
+	f := &lifecycle.Flat[widgetSpec, widgetFilter]{Resource: res, ID: "w1"}
+	assert.Equal(t, lifecycle.Managed, f.ManagementPolicy())
+	assert.Equal(t, lifecycle.OnDeleteDelete, f.ManagedOptions().OnDelete)
+	assert.Same(t, res, f.ResourceSpec())
+	assert.Equal(t, "w1", f.StatusID())
+	assert.Empty(t, f.ImportID())
+	assert.Nil(t, f.ImportFilter())
+
+	f = &lifecycle.Flat[widgetSpec, widgetFilter]{Resource: res, OnDelete: lifecycle.OnDeleteDetach,
+		SharedFields: lifecycle.SharedFields[widgetFilter]{ManagementPolicy: lifecycle.Unmanaged, Import: &lifecycle.Import[widgetFilter]{Filter: &widgetFilter{Name: "web"}}}}
+	assert.Nil(t, f.ResourceSpec(), "an importing CR has no resource spec, whatever its spec struct holds")
+	assert.Equal(t, "web", f.ImportFilter().Name)
+	assert.Equal(t, lifecycle.OnDeleteDetach, f.ManagedOptions().OnDelete)
+}
+
+func TestSharedValidate(t *testing.T) {
+	imp := &lifecycle.Import[widgetFilter]{ID: "w1"}
+	for _, tc := range []struct {
+		name        string
+		s           lifecycle.SharedFields[widgetFilter]
+		hasResource bool
+		err         string
+	}{
+		{"managed with resource", lifecycle.SharedFields[widgetFilter]{}, true, ""},
+		{"unmanaged import", lifecycle.SharedFields[widgetFilter]{ManagementPolicy: lifecycle.Unmanaged, Import: imp}, false, ""},
+		{"managed import", lifecycle.SharedFields[widgetFilter]{Import: imp}, false, "needs spec.managementPolicy unmanaged"},
+		{"import and resource", lifecycle.SharedFields[widgetFilter]{ManagementPolicy: lifecycle.Unmanaged, Import: imp}, true, "exclusive"},
+		{"managed without resource", lifecycle.SharedFields[widgetFilter]{}, false, "managed needs the resource fields"},
+		{"unmanaged without import", lifecycle.SharedFields[widgetFilter]{ManagementPolicy: lifecycle.Unmanaged}, false, "needs spec.import"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.s.Validate(tc.hasResource)
+			if tc.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.err)
 		})
 	}
 }

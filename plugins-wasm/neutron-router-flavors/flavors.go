@@ -47,8 +47,7 @@ type Spec struct {
 	Description     string        `json:"description"`
 	ServiceProfiles []ProfileSpec `json:"service_profiles"`
 
-	ManagementPolicy lifecycle.ManagementPolicy      `json:"managementPolicy,omitempty"`
-	Import           *lifecycle.Import[ImportFilter] `json:"import,omitempty"`
+	lifecycle.SharedFields[ImportFilter]
 }
 
 // ProfileSpec is one entry of spec.service_profiles.

@@ -33,66 +33,27 @@ type flavorCR struct {
 	notes        []string
 }
 
-func (c *flavorCR) ManagementPolicy() lifecycle.ManagementPolicy {
-	if c.spec.ManagementPolicy == "" {
-		return lifecycle.Managed
-	}
-	return c.spec.ManagementPolicy
+// ResourceSpec is the flavor's own fields, nil while the CR imports.
+func (c *flavorCR) ResourceSpec() *Spec { return c.adapter().ResourceSpec() }
+
+// adapter: the flavor's fields are the resource spec. Deleting flavors is the set prune's job.
+func (c *flavorCR) adapter() *lifecycle.Flat[Spec, ImportFilter] {
+	return &lifecycle.Flat[Spec, ImportFilter]{SharedFields: c.spec.SharedFields, Resource: &c.spec, ID: c.statusID}
 }
 
-// ManagedOptions: flavors are deleted by the set prune, not per CR (see prune.go).
-func (c *flavorCR) ManagedOptions() lifecycle.ManagedOptions {
-	return lifecycle.ManagedOptions{OnDelete: lifecycle.OnDeleteDelete}
-}
-
-func (c *flavorCR) StatusID() string { return c.statusID }
-
-func (c *flavorCR) ResourceSpec() *Spec {
-	if c.spec.Import != nil {
-		return nil
-	}
-	return &c.spec
-}
-
-func (c *flavorCR) ImportID() string {
-	if c.spec.Import == nil {
-		return ""
-	}
-	return c.spec.Import.ID
-}
-
-func (c *flavorCR) ImportFilter() *ImportFilter {
-	if c.spec.Import == nil {
-		return nil
-	}
-	return c.spec.Import.Filter
-}
-
-// validateLifecycle checks the shared fields as the CRD's rules do.
+// validateLifecycle checks the shared fields as the CRD's rules do. service_type and is_enabled are
+// left out of the resource fields: the API server fills in their defaults.
 func (s Spec) validateLifecycle() error {
-	switch s.ManagementPolicy {
-	case "", lifecycle.Managed, lifecycle.Unmanaged:
-	default:
-		return invalidspec.Errorf("spec.managementPolicy must be managed or unmanaged; got %q", s.ManagementPolicy)
-	}
-	// service_type and is_enabled are left out: the API server fills in their defaults.
 	hasResource := s.Name != "" || s.Description != "" || len(s.ServiceProfiles) > 0
-	switch {
-	case s.Import != nil && (s.Import.ID == "") == (s.Import.Filter == nil):
-		return invalidspec.Errorf("spec.import needs exactly one of id and filter")
-	case s.ManagementPolicy == lifecycle.Unmanaged && s.Import == nil:
-		return invalidspec.Errorf("spec.managementPolicy unmanaged needs spec.import (id or filter)")
-	case s.Import != nil && hasResource:
-		return invalidspec.Errorf("spec.import and the flavor's fields (spec.name, spec.service_profiles, ...) are exclusive")
-	case s.Import != nil && s.ManagementPolicy != lifecycle.Unmanaged:
-		return invalidspec.Errorf("spec.import needs spec.managementPolicy unmanaged")
+	if err := s.SharedFields.Validate(hasResource); err != nil {
+		return invalidspec.Errorf("%v", err)
 	}
 	return nil
 }
 
 type factory struct{}
 
-func (factory) Adapter(c *flavorCR) lifecycle.Adapter[Spec, ImportFilter] { return c }
+func (factory) Adapter(c *flavorCR) lifecycle.Adapter[Spec, ImportFilter] { return c.adapter() }
 
 func (factory) NewCreateActuator(_ context.Context, c *flavorCR) (lifecycle.CreateActuator[*flavorCR, ImportFilter, flavor], lifecycle.Progress) {
 	err := c.spec.validateLifecycle()

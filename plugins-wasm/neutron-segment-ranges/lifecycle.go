@@ -14,7 +14,7 @@ import (
 )
 
 // rangeCR is the lifecycle driver's view of one NeutronSegmentRange, with the group's client and
-// index. It is its own lifecycle.Adapter: the range's fields are the resource spec.
+// index.
 type rangeCR struct {
 	spec     Spec
 	statusID string
@@ -22,46 +22,21 @@ type rangeCR struct {
 	idx      *index
 }
 
-func (c *rangeCR) ManagementPolicy() lifecycle.ManagementPolicy {
-	if c.spec.ManagementPolicy == "" {
-		return lifecycle.Managed
-	}
-	return c.spec.ManagementPolicy
-}
+// ResourceSpec is the range's own fields, nil while the CR imports.
+func (c *rangeCR) ResourceSpec() *Spec { return c.adapter().ResourceSpec() }
 
-// ManagedOptions: the plugin never deletes a range, so deleting a CR always detaches.
-func (c *rangeCR) ManagedOptions() lifecycle.ManagedOptions {
-	return lifecycle.ManagedOptions{OnDelete: lifecycle.OnDeleteDetach}
-}
-
-func (c *rangeCR) StatusID() string { return c.statusID }
-
-func (c *rangeCR) ResourceSpec() *Spec {
-	if c.spec.Import != nil {
-		return nil
-	}
-	return &c.spec
-}
-
-func (c *rangeCR) ImportID() string {
-	if c.spec.Import == nil {
-		return ""
-	}
-	return c.spec.Import.ID
-}
-
-func (c *rangeCR) ImportFilter() *ImportFilter {
-	if c.spec.Import == nil {
-		return nil
-	}
-	return c.spec.Import.Filter
+// adapter: the range's fields are the resource spec; the plugin never deletes a range, so deleting
+// a CR always detaches.
+func (c *rangeCR) adapter() *lifecycle.Flat[Spec, ImportFilter] {
+	return &lifecycle.Flat[Spec, ImportFilter]{SharedFields: c.spec.SharedFields, Resource: &c.spec, ID: c.statusID,
+		OnDelete: lifecycle.OnDeleteDetach}
 }
 
 // factory builds the actuator of one CR; the create actuator refuses a spec that can never
 // converge before any request.
 type factory struct{}
 
-func (factory) Adapter(c *rangeCR) lifecycle.Adapter[Spec, ImportFilter] { return c }
+func (factory) Adapter(c *rangeCR) lifecycle.Adapter[Spec, ImportFilter] { return c.adapter() }
 
 func (factory) NewCreateActuator(_ context.Context, c *rangeCR) (lifecycle.CreateActuator[*rangeCR, ImportFilter, segmentRange], lifecycle.Progress) {
 	err := c.spec.validateLifecycle()

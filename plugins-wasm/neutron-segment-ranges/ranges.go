@@ -26,8 +26,7 @@ type Spec struct {
 	Shared    *bool  `json:"shared"`
 	ProjectID string `json:"project_id"`
 
-	ManagementPolicy lifecycle.ManagementPolicy      `json:"managementPolicy,omitempty"`
-	Import           *lifecycle.Import[ImportFilter] `json:"import,omitempty"`
+	lifecycle.SharedFields[ImportFilter]
 }
 
 // ImportFilter is spec.import.filter: every field set must match.
@@ -43,29 +42,13 @@ func (f ImportFilter) matches(r segmentRange) bool {
 		(f.PhysicalNetwork == "" || r.physnet() == f.PhysicalNetwork) && (f.ProjectID == "" || r.ProjectID == f.ProjectID)
 }
 
-// hasResource reports whether the spec sets any of the range's own fields.
-func (s Spec) hasResource() bool {
-	return s.Name != "" || s.NetworkType != "" || s.PhysicalNetwork != "" || s.Minimum != nil || s.Maximum != nil ||
-		s.Shared != nil || s.ProjectID != ""
-}
-
-// validateLifecycle checks the shared fields as the CRD's rules do: an unmanaged CR imports and
-// sets none of the range's fields; an import names an id or a filter, not both.
+// validateLifecycle checks the shared fields as the CRD's rules do. shared is left out of the
+// resource fields: the API server fills in its default.
 func (s Spec) validateLifecycle() error {
-	switch s.ManagementPolicy {
-	case "", lifecycle.Managed, lifecycle.Unmanaged:
-	default:
-		return invalidspec.Errorf("spec.managementPolicy must be managed or unmanaged; got %q", s.ManagementPolicy)
-	}
-	switch {
-	case s.Import != nil && (s.Import.ID == "") == (s.Import.Filter == nil):
-		return invalidspec.Errorf("spec.import needs exactly one of id and filter")
-	case s.ManagementPolicy == lifecycle.Unmanaged && s.Import == nil:
-		return invalidspec.Errorf("spec.managementPolicy unmanaged needs spec.import (id or filter)")
-	case s.Import != nil && s.hasResource():
-		return invalidspec.Errorf("spec.import and the range's fields (spec.name, spec.network_type, ...) are exclusive")
-	case s.Import != nil && s.ManagementPolicy != lifecycle.Unmanaged:
-		return invalidspec.Errorf("spec.import needs spec.managementPolicy unmanaged")
+	hasResource := s.Name != "" || s.NetworkType != "" || s.PhysicalNetwork != "" || s.Minimum != nil || s.Maximum != nil ||
+		s.ProjectID != ""
+	if err := s.SharedFields.Validate(hasResource); err != nil {
+		return invalidspec.Errorf("%v", err)
 	}
 	return nil
 }
