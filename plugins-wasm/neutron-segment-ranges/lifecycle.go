@@ -107,7 +107,14 @@ func (a actuator) ListForAdoption(_ context.Context, c *rangeCR) (iter.Seq2[*seg
 	if s == nil {
 		return nil, false
 	}
-	return a.each(func(r segmentRange) bool { return r.Name == s.Name && (s.shared() || r.ProjectID == s.ProjectID) }), true
+	matches := a.idx.find(*s)
+	return func(yield func(*segmentRange, error) bool) {
+		for i := range matches {
+			if !yield(&matches[i], nil) {
+				return
+			}
+		}
+	}, true
 }
 
 // AdoptionConflict keeps the plugin's wording, with the hint that picks one.
