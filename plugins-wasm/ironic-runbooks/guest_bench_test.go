@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
@@ -50,26 +49,12 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 		n := bc.n
 		b.Run(fmt.Sprintf("crs=%d/%s", n, bc.mode), func(b *testing.B) {
 			h, inputs := convergedGroup(n)
-			b.ReportAllocs()
-			cpu := pdktest.CPUClock()
-			for b.Loop() {
-				h.Requests = 0
-				cache := map[string]any{}
+			pdktest.BenchmarkGroup(b, h, inputs, func() map[string]any {
 				if bc.mode == "get" {
-					cache[catalogKey] = &catalog{listAfter: -1}
+					return map[string]any{catalogKey: &catalog{listAfter: -1}}
 				}
-				for _, in := range inputs {
-					notes, err := pdktest.ReconcileInput(h, cache, in)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if len(notes) > 0 {
-						b.Fatalf("a converged runbook got notes: %s", strings.Join(notes, "; "))
-					}
-				}
-			}
-			b.ReportMetric(float64(pdktest.CPUClock()-cpu)/1e3/float64(b.N*n), "cpu-µs/CR")
-			b.ReportMetric(float64(h.Requests)/float64(n), "requests/CR")
+				return nil
+			})
 		})
 	}
 }

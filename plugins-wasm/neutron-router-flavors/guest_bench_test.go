@@ -37,23 +37,7 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		b.Run(fmt.Sprintf("crs=%d", n), func(b *testing.B) {
 			h, inputs := convergedGroup(n)
-			b.ReportAllocs()
-			cpu := pdktest.CPUClock()
-			for b.Loop() {
-				h.Requests = 0
-				cache := map[string]any{}
-				for _, in := range inputs {
-					notes, err := pdktest.ReconcileInput(h, cache, in)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if len(notes) > 0 {
-						b.Fatalf("a converged flavor got notes: %s", strings.Join(notes, "; "))
-					}
-				}
-			}
-			b.ReportMetric(float64(pdktest.CPUClock()-cpu)/1e3/float64(b.N*n), "cpu-µs/CR")
-			b.ReportMetric(float64(h.Requests)/float64(n), "requests/CR")
+			pdktest.BenchmarkGroup(b, h, inputs, nil)
 		})
 	}
 }
