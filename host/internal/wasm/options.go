@@ -62,6 +62,9 @@ type Options struct {
 	MemoryLimitPages uint32
 	// CallTimeout bounds one entry point call, OpenStack requests included.
 	CallTimeout time.Duration
+	// CompileTimeout bounds compiling the module (docs/reliability.md, "Bounded compile").
+	// Default DefaultCompileTimeout.
+	CompileTimeout time.Duration
 	// PoolSize is the most instances alive at once; at least Concurrency.
 	PoolSize int
 	// Concurrency is how many instances may reconcile one credential group's CRs at once, each
@@ -113,6 +116,13 @@ func (o Options) fromEnv() (Options, error) {
 		}
 		o.CallTimeout = d
 	}
+	if v, ok := o.LookupEnv(CompileTimeoutEnv); ok && o.CompileTimeout == 0 {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%s must be a positive duration such as 30s or 5m, got %q", CompileTimeoutEnv, v)
+		}
+		o.CompileTimeout = d
+	}
 	if v, ok := o.LookupEnv(EnvPoolSize); ok && o.PoolSize == 0 {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 || n > 64 {
@@ -148,6 +158,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CallTimeout == 0 {
 		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.CompileTimeout == 0 {
+		o.CompileTimeout = DefaultCompileTimeout
 	}
 	if o.PoolSize <= 0 {
 		o.PoolSize = DefaultPoolSize

@@ -21,8 +21,13 @@ func TestSandboxLimitsFromTheEnvironment(t *testing.T) {
 			assert.Equal(t, uint32(DefaultMemoryLimitPages), o.MemoryLimitPages)
 			assert.Equal(t, DefaultCallTimeout, o.CallTimeout)
 			assert.Equal(t, DefaultPoolSize, o.PoolSize)
+			assert.Equal(t, DefaultCompileTimeout, o.CompileTimeout)
 			assert.False(t, o.TrustedNoInterrupt)
 		}},
+		{name: "compile timeout", env: []string{CompileTimeoutEnv + "=5m"}, want: func(t *testing.T, o Options) {
+			assert.Equal(t, 5*time.Minute, o.CompileTimeout)
+		}},
+		{name: "compile timeout without unit", env: []string{CompileTimeoutEnv + "=300"}, err: CompileTimeoutEnv + " must be a positive duration"},
 		{name: "variables", env: []string{EnvMemoryMiB + "=64", EnvCallTimeout + "=90s", EnvPoolSize + "=3",
 			EnvTrustedNoInterrupt + "=true"}, want: func(t *testing.T, o Options) {
 			assert.Equal(t, uint32(64*16), o.MemoryLimitPages)

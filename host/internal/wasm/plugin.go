@@ -96,7 +96,14 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		p.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
 	}
-	p.compiled, err = p.runtime.CompileModule(ctx, wasmBytes)
+	p.compiled, err = compileWithin(ctx, path, p.runtime, wasmBytes, o.CompileTimeout)
+	if le, ok := err.(*LoadError); ok {
+		// The compile deadline: compileWithin closes the runtime once the abandoned compile
+		// returns, and the compilation cache (whose engine it is using) is left to the process.
+		p.runtime, p.cache = nil, nil
+		p.Close(ctx)
+		return nil, le
+	}
 	if err != nil {
 		p.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: "not a valid WebAssembly module", Err: err}

@@ -193,7 +193,7 @@ func (s *structure) checkCode(r *reader) error {
 		if fn.bad {
 			return fmt.Errorf("function body %d: its locals run past its %d bytes", i, size)
 		}
-		return nil
+		return checkBody(i, fn.b)
 	})
 }
 

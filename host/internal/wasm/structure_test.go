@@ -69,22 +69,26 @@ func TestTableGrowthIsCappedInsideTheGuest(t *testing.T) {
 		body = append(body, 0xfc, 0x0f, 0x00) // table.grow 0
 		return wasmtest.Func{Name: name, Results: []byte{wasmtest.I32}, Body: body}
 	}
-	m := wasmtest.Module{Memory: true, Tables: []wasmtest.Table{{Min: 1}},
-		Exports: []wasmtest.Func{grow("grow_past_cap", maxTableEntries), grow("grow_one", 1)}}
-	b, err := limitStructure("grow.wasm", m.Encode())
-	require.NoError(t, err)
+	// Without a maximum, and with one declared far past the cap.
+	declared := uint32(maxTableEntries * 4)
+	for _, table := range []wasmtest.Table{{Min: 1}, {Min: 1, Max: &declared}} {
+		m := wasmtest.Module{Memory: true, Tables: []wasmtest.Table{table},
+			Exports: []wasmtest.Func{grow("grow_past_cap", maxTableEntries), grow("grow_one", 1)}}
+		b, err := limitStructure("grow.wasm", m.Encode())
+		require.NoError(t, err)
 
-	ctx := context.Background()
-	r := wazero.NewRuntime(ctx)
-	defer r.Close(ctx)
-	mod, err := r.Instantiate(ctx, b)
-	require.NoError(t, err)
-	res, err := mod.ExportedFunction("grow_past_cap").Call(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, int32(-1), int32(res[0]), "growing past the cap fails inside the guest")
-	res, err = mod.ExportedFunction("grow_one").Call(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, int32(1), int32(res[0]), "growing within the cap works")
+		ctx := context.Background()
+		r := wazero.NewRuntime(ctx)
+		defer r.Close(ctx)
+		mod, err := r.Instantiate(ctx, b)
+		require.NoError(t, err)
+		res, err := mod.ExportedFunction("grow_past_cap").Call(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int32(-1), int32(res[0]), "growing past the cap fails inside the guest (declared max %v)", table.Max)
+		res, err = mod.ExportedFunction("grow_one").Call(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int32(1), int32(res[0]), "growing within the cap works")
+	}
 }
 
 func TestRealPluginsPassTheStructuralLimits(t *testing.T) {

@@ -1,0 +1,170 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Compile budget. The compiler's time and memory grow faster than linearly with some control
+// flow: 300 KB of nested blocks compiled for over 4 minutes and a br_table of 256k targets took
+// 30 s and 615 MiB, on every new pod and every --config. So each function body is walked before
+// compiling and refused past these, and the compile as a whole has a deadline. The plugins of
+// this repository peak at a 50 KB body, a nesting depth of 549 and a br_table of 1,144 targets;
+// 8,192 nested blocks compile in ~5 s and 16,384 in ~30 s (docs/reliability.md, "Bounded compile").
+const (
+	// DefaultCompileTimeout bounds compiling one module (Options.CompileTimeout); a real plugin
+	// compiles in 1-3 s.
+	DefaultCompileTimeout = 2 * time.Minute
+	// CompileTimeoutEnv sets Options.CompileTimeout.
+	CompileTimeoutEnv = "OPENSTACK_SYNC_WASM_COMPILE_TIMEOUT"
+	// maxFunctionBytes bounds one function body.
+	maxFunctionBytes = 1 << 20
+	// maxNesting bounds how deep blocks, loops, ifs and trys nest in one function.
+	maxNesting = 1 << 12
+	// maxBrTableTargets bounds one br_table; maxFunctionBrTargets all br_table targets of one
+	// function.
+	maxBrTableTargets    = 1 << 14
+	maxFunctionBrTargets = 1 << 15
+)
+
+// checkBody walks one function body's instructions (after its locals) and refuses control flow
+// past the compile budget. An opcode it does not know stops the walk: the compiler refuses it
+// (or knows it and its immediates, which carry no control flow this walk would need).
+func checkBody(i uint64, body []byte) error {
+	if len(body) > maxFunctionBytes {
+		return fmt.Errorf("function body %d has %d bytes; the host compiles at most %d", i, len(body), maxFunctionBytes)
+	}
+	r := &reader{b: body}
+	depth, targets := 0, uint64(0)
+	for !r.bad && len(r.b) > 0 {
+		op := r.byte()
+		switch {
+		case op == 0x02 || op == 0x03 || op == 0x04 || op == 0x06 || op == 0x1f: // block loop if try try_table
+			r.sleb() // block type
+			if op == 0x1f {
+				r.each("catch clauses", func(uint64) error {
+					if k := r.byte(); k < 2 {
+						r.leb() // tag
+					}
+					r.leb() // label
+					return nil
+				})
+			}
+			if depth++; depth > maxNesting {
+				return fmt.Errorf("function body %d nests blocks deeper than %d", i, maxNesting)
+			}
+		case op == 0x0b: // end
+			depth--
+		case op == 0x0e: // br_table
+			n, err := r.count("a br_table")
+			if err != nil {
+				return fmt.Errorf("function body %d: %v", i, err)
+			}
+			if n > maxBrTableTargets {
+				return fmt.Errorf("function body %d has a br_table of %d targets; the host compiles at most %d", i, n, maxBrTableTargets)
+			}
+			if targets += n; targets > maxFunctionBrTargets {
+				return fmt.Errorf("function body %d has more than %d br_table targets in all", i, maxFunctionBrTargets)
+			}
+			for j := uint64(0); j <= n && !r.bad; j++ {
+				r.leb()
+			}
+		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || op == 0x07 || op == 0x08 || op == 0x09 ||
+			op == 0x18 || op >= 0x20 && op <= 0x26 || op == 0xd2 || op == 0x3f || op == 0x40 || op == 0xd5 || op == 0xd6:
+			r.leb()
+		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
+			r.leb()
+			r.leb()
+		case op == 0x1c: // select t*
+			r.each("select types", func(uint64) error { r.valType(); return nil })
+		case op >= 0x28 && op <= 0x3e:
+			memarg(r)
+		case op == 0x41 || op == 0x42 || op == 0xd0:
+			r.sleb()
+		case op == 0x43:
+			r.skip(4)
+		case op == 0x44:
+			r.skip(8)
+		case op == 0xfc:
+			switch sub := r.leb(); {
+			case sub == 8 || sub == 12 || sub == 14 || sub == 10:
+				r.leb()
+				r.leb()
+			case sub == 9 || sub == 11 || sub == 13 || sub >= 15 && sub <= 17:
+				r.leb()
+			}
+		case op == 0xfd:
+			switch sub := r.leb(); {
+			case sub <= 11 || sub == 92 || sub == 93:
+				memarg(r)
+			case sub == 12 || sub == 13:
+				r.skip(16)
+			case sub >= 21 && sub <= 34:
+				r.byte()
+			case sub >= 84 && sub <= 91:
+				memarg(r)
+				r.byte()
+			}
+		case op == 0xfe:
+			if r.leb() == 3 {
+				r.byte()
+			} else {
+				memarg(r)
+			}
+		case op <= 0x01 || op == 0x05 || op == 0x0a || op == 0x0f || op == 0x19 || op == 0x1a || op == 0x1b ||
+			op >= 0x45 && op <= 0xc4 || op == 0xd1 || op == 0xd3 || op == 0xd4:
+			// no immediates
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// memarg skips a memory argument: alignment (bit 6 set: a memory index follows) and offset.
+func memarg(r *reader) {
+	if r.leb()&0x40 != 0 {
+		r.leb()
+	}
+	r.leb()
+}
+
+// compileWithin compiles the checked module and gives up at timeout with a *LoadError naming the
+// module and the knob; r then belongs to compileWithin, which closes it once the compile returns. wazero stops between functions when ctx ends; one function already being
+// compiled finishes in the background, bounded by checkBody, while the hook exits with the error.
+func compileWithin(ctx context.Context, path string, r wazero.Runtime, b []byte, timeout time.Duration) (wazero.CompiledModule, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		m   wazero.CompiledModule
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := r.CompileModule(ctx, b)
+		done <- result{m, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil && ctx.Err() != nil {
+			return nil, compileTimeout(path, timeout)
+		}
+		return res.m, res.err
+	case <-ctx.Done():
+		// The runtime cannot be closed under a running compile; it is closed when the compile
+		// returns, and the caller must not close it.
+		go func() {
+			<-done
+			r.Close(context.Background())
+		}()
+		return nil, compileTimeout(path, timeout)
+	}
+}
+
+func compileTimeout(path string, timeout time.Duration) error {
+	return &LoadError{Path: path, Reason: fmt.Sprintf("compiling took longer than %s (raise %s if the module is "+
+		"legitimately this large; pathological control flow is the usual cause)", timeout, CompileTimeoutEnv)}
+}

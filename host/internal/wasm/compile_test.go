@@ -1,0 +1,95 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
+)
+
+func nestedBlocks(n int) []byte {
+	var b []byte
+	for range n {
+		b = append(b, 0x02, 0x40) // block (no result)
+	}
+	for range n {
+		b = append(b, 0x0b)
+	}
+	return b
+}
+
+func brTableOf(n int) []byte {
+	b := append([]byte{0x02, 0x40, 0x41, 0x00, 0x0e}, uleb(uint64(n))...) // block; i32.const 0; br_table
+	for range n + 1 {
+		b = append(b, 0x00)
+	}
+	return append(b, 0x0b)
+}
+
+func withBody(body []byte) []byte {
+	return wasmtest.Module{Memory: true, Exports: []wasmtest.Func{{Name: "f", Body: body}}}.Encode()
+}
+
+// Control flow whose compile time or memory grows faster than its size is refused before the
+// compiler sees it, with the function named (issue 11 item 2).
+func TestPathologicalControlFlowIsRefusedBeforeCompiling(t *testing.T) {
+	var manyTables []byte
+	for range 3 {
+		manyTables = append(manyTables, brTableOf(maxBrTableTargets)...)
+	}
+	huge := make([]byte, maxFunctionBytes)
+	for i := range huge {
+		huge[i] = 0x01 // nop
+	}
+	cases := []struct {
+		name   string
+		module []byte
+		want   string
+	}{
+		{"deeply nested blocks", withBody(nestedBlocks(maxNesting + 1)), "function body 0 nests blocks deeper than 4096"},
+		{"a huge br_table", withBody(brTableOf(maxBrTableTargets + 1)), "function body 0 has a br_table of 16385 targets; the host compiles at most 16384"},
+		{"many br_tables", withBody(manyTables), "function body 0 has more than 32768 br_table targets in all"},
+		{"a huge function", withBody(huge), "function body 0 has 1048577 bytes; the host compiles at most 1048576"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := limitStructure("patho.wasm", c.module)
+			require.Error(t, err)
+			assert.Equal(t, "wasm plugin patho.wasm: code section: "+c.want, err.Error())
+		})
+	}
+	for _, ok := range [][]byte{withBody(nestedBlocks(maxNesting)), withBody(brTableOf(maxBrTableTargets))} {
+		_, err := limitStructure("ok.wasm", ok)
+		assert.NoError(t, err, "control flow at the limits is compiled")
+	}
+}
+
+// A module within the per-function limits can still take long in all (many functions at the
+// limit); the compile deadline ends the load with an error naming the module and the knob.
+func TestCompileDeadlineNamesTheModule(t *testing.T) {
+	m := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints()}
+	for i := range 64 {
+		m.Exports = append(m.Exports, wasmtest.Func{Name: fmt.Sprint("slow", i), Body: nestedBlocks(maxNesting)})
+	}
+	path := filepath.Join(t.TempDir(), "slow.wasm")
+	require.NoError(t, os.WriteFile(path, m.Encode(), 0o644))
+	for _, cached := range []bool{false, true} {
+		o, _ := testOptions(t)
+		o.NoCache, o.CacheDir = !cached, t.TempDir()
+		o.CompileTimeout = 200 * time.Millisecond
+		start := time.Now()
+		_, err := Load(context.Background(), path, o)
+		var le *LoadError
+		require.ErrorAs(t, err, &le)
+		assert.Contains(t, err.Error(), "wasm plugin "+path+": compiling took longer than 200ms")
+		assert.Contains(t, err.Error(), CompileTimeoutEnv)
+		t.Logf("with cache %v: gave up after %v", cached, time.Since(start))
+	}
+}
