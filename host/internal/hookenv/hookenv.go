@@ -20,6 +20,10 @@ type LookupFunc func(name string) (string, bool)
 // names a namespace.
 const DefaultSecretNamespace = "openstack"
 
+// DefaultReadyBudget bounds one run's readiness waits over all its credential groups: the
+// defaults (30 retries, 10 s apart) allow 5 minutes to one group.
+const DefaultReadyBudget = 10 * time.Minute
+
 // Config is the hook configuration of one plugin, read from <P>_* and the global variables.
 type Config struct {
 	Prefix      string
@@ -38,6 +42,8 @@ type Config struct {
 	ProgressCrontab string
 	ReadyRetries    int
 	ReadyDelay      time.Duration
+	// ReadyBudget bounds all readiness waits of one run together (0: unbounded).
+	ReadyBudget time.Duration
 	// PodNamespace is POD_NAMESPACE, "" when unset.
 	PodNamespace string
 }
@@ -196,6 +202,9 @@ func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
 		return Config{}, errorf(prefix+"_READY_RETRIES", "must not be negative (0 skips the readiness probe)")
 	}
 	if c.ReadyDelay, err = Seconds(lookup, prefix+"_READY_DELAY", 10*time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.ReadyBudget, err = Seconds(lookup, prefix+"_READY_BUDGET", DefaultReadyBudget); err != nil {
 		return Config{}, err
 	}
 	return c, nil

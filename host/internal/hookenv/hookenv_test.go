@@ -47,6 +47,8 @@ func TestLoad(t *testing.T) {
 		{name: "zero retries skip the probe", set: map[string]string{"P_READY_RETRIES": "0"},
 			want: func(c *Config) { c.ReadyRetries = 0 }},
 		{name: "exponent delay", set: map[string]string{"P_READY_DELAY": "1e1"}, want: func(c *Config) {}},
+		{name: "readiness budget", set: map[string]string{"P_READY_BUDGET": "120"}, want: func(c *Config) { c.ReadyBudget = 2 * time.Minute }},
+		{name: "negative readiness budget", set: map[string]string{"P_READY_BUDGET": "-1"}, err: "P_READY_BUDGET must be a number of seconds"},
 		{name: "bool 1", set: map[string]string{"P_PRUNE": "1"}, err: "P_PRUNE must be true or false"},
 		{name: "bool True", set: map[string]string{"P_STATUS_ENABLED": "True"}, err: "P_STATUS_ENABLED must be true or false"},
 		{name: "bool spaces", set: map[string]string{"P_PRUNE": " true "}, err: "P_PRUNE must be true or false"},
@@ -85,7 +87,7 @@ func TestLoad(t *testing.T) {
 			require.NoError(t, err)
 			want := Config{Prefix: "P", BindingName: "b", Enabled: true,
 				APIVersion: "neutron.openstack-sync.io/v1alpha1", Kind: "NeutronRouterFlavor",
-				Resource: "neutronrouterflavors.neutron.openstack-sync.io", ReadyRetries: 30, ReadyDelay: 10 * time.Second,
+				Resource: "neutronrouterflavors.neutron.openstack-sync.io", ReadyRetries: 30, ReadyDelay: 10 * time.Second, ReadyBudget: DefaultReadyBudget,
 				ProgressCrontab: DefaultProgressCrontab}
 			tt.want(&want)
 			assert.Equal(t, want, got)

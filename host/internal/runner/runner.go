@@ -56,6 +56,9 @@ type Runner struct {
 	sessions map[plugin.Credentials]plugin.Session
 	// holder is the UID of the newest object the plan saw under each namespace/name.
 	holder map[string]string
+	// readySpent is how much of the run's readiness budget (Config.ReadyBudget) the probes and
+	// the delays between them have used, over every credential group.
+	readySpent time.Duration
 }
 
 // Messages of the failures the framework itself reports on a CR.
@@ -69,6 +72,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	rn.meta = rn.Plugin.Metadata()
 	rn.noun = rn.meta.Noun
 	rn.sessions = map[plugin.Credentials]plugin.Session{}
+	rn.readySpent = 0
 	rn.holder = nameHolders(plan)
 	policy := rn.Plugin.CleanupPolicy(rn.Config.Prune)
 	rn.Log.Info(fmt.Sprintf("Found %d %s(s) to reconcile", len(plan.Reconcile), rn.noun), "kind", rn.Config.Kind)
@@ -383,18 +387,36 @@ func conditionReason(err error) string {
 // (configuration, refused credentials) is not retried: waiting cannot fix it.
 func (rn *Runner) waitForAPI(ctx context.Context, log *slog.Logger, s plugin.Session) error {
 	n := rn.Config.ReadyRetries
+	budget := rn.Config.ReadyBudget
 	var err error
 	for i := 1; i <= n; i++ {
-		if err = rn.Plugin.WaitForAPI(ctx, s); err == nil || plugin.IsPermanent(err) {
+		// One run's readiness waits share one budget: without it, N groups of an unreachable
+		// cloud hold the hook (and its shell-operator queue) N x READY_RETRIES x (probe + delay).
+		if budget > 0 && rn.readySpent >= budget {
+			if err == nil {
+				err = errors.New("no probe was left in the budget")
+			}
+			return fmt.Errorf("OpenStack API did not become ready within this run's readiness budget of %s "+
+				"(%s_READY_BUDGET), after %d attempt(s) for this group: %w", budget, rn.Config.Prefix, i-1, err)
+		}
+		start := time.Now()
+		err = rn.Plugin.WaitForAPI(ctx, s)
+		rn.readySpent += time.Since(start)
+		if err == nil || plugin.IsPermanent(err) {
 			return err
 		}
 		if i == n {
 			break
 		}
 		log.Info(fmt.Sprintf("Waiting for OpenStack API (%d/%d): %v", i, n, err))
-		if serr := rn.sleep(ctx, rn.Config.ReadyDelay); serr != nil {
+		delay := rn.Config.ReadyDelay
+		if budget > 0 {
+			delay = max(0, min(delay, budget-rn.readySpent))
+		}
+		if serr := rn.sleep(ctx, delay); serr != nil {
 			return serr
 		}
+		rn.readySpent += delay
 	}
 	if err != nil {
 		return fmt.Errorf("OpenStack API did not become ready after %d attempt(s): %w", n, err)
