@@ -243,7 +243,10 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		WithSysNanotime().
 		WithNanosleep(guestSleep).
 		WithRandSource(rand.Reader)
-	ictx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	// Starting an instance (the guest runtime's _initialize) is bounded too, but never tighter
+	// than minStartTimeout: on a loaded node a Go guest's start can take hundreds of milliseconds,
+	// and a short CallTimeout is meant for the plugin's entry points, not for its runtime.
+	ictx, cancel := context.WithTimeout(ctx, max(p.opts.CallTimeout, minStartTimeout))
 	defer cancel()
 	ictx = kernel.WithState(context.WithValue(ictx, callKey{}, &callInfo{entry: "_initialize", log: p.log}), st)
 	mod, err := p.runtime.InstantiateModule(ictx, p.compiled, cfg)
@@ -264,6 +267,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	}
 	return inst, nil
 }
+
+// minStartTimeout is the least time an instance gets to start; see newInstance.
+const minStartTimeout = 10 * time.Second
 
 // sleepSlice bounds one guest sleep. With real clocks a sleep that returned at once would make a
 // Go guest's time.Sleep spin on a CPU until its time has passed; sleeping in short slices lets it
