@@ -144,14 +144,12 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	}
 	header(stdout, c, kube)
 
-	var rows []row
 	if c.config {
 		for _, name := range c.plugins {
 			r, err := timeConfig(ctx, c, name, state)
 			if err != nil {
 				return err
 			}
-			rows = append(rows, r)
 			printRow(stdout, r)
 		}
 	}
@@ -185,7 +183,6 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			for _, r := range got {
 				printRow(stdout, r)
 			}
-			rows = append(rows, got...)
 			if err != nil {
 				return err
 			}
