@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
 const namespace = "openstack"
@@ -38,21 +38,14 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-// pluginsDir holds the compiled plugins: $OPENSTACK_SYNC_PLUGINS_DIR (make plugins' bin/plugins),
-// else a build by hack/build-plugins.sh into a temporary directory kept across runs (it skips
-// plugins whose inputs did not change).
+// pluginsDir holds the compiled plugins (wasmtest.Plugins).
 var pluginsDir string
 
 func TestMain(m *testing.M) {
-	pluginsDir = os.Getenv("OPENSTACK_SYNC_PLUGINS_DIR")
-	if pluginsDir == "" {
-		pluginsDir = filepath.Join(os.TempDir(), "openstack-sync-test-plugins")
-		cmd := exec.Command(filepath.Join(repoRoot(), "hack", "build-plugins.sh"), pluginsDir)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building the plugins failed:", err)
-			os.Exit(1)
-		}
+	var err error
+	if pluginsDir, err = wasmtest.Plugins(repoRoot()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	if err := buildCPlugins(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the C plugins failed:", err)

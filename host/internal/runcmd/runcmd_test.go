@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
 func repoRoot() string {
@@ -24,18 +24,12 @@ func repoRoot() string {
 
 var pluginsDir string
 
-// TestMain builds the repository's plugins (hack/build-plugins.sh skips unchanged ones) and
-// shares one compilation cache between the tests.
+// TestMain builds the repository's plugins and shares one compilation cache between the tests.
 func TestMain(m *testing.M) {
-	pluginsDir = os.Getenv("OPENSTACK_SYNC_PLUGINS_DIR")
-	if pluginsDir == "" {
-		pluginsDir = filepath.Join(os.TempDir(), "openstack-sync-test-plugins")
-		cmd := exec.Command(filepath.Join(repoRoot(), "hack", "build-plugins.sh"), pluginsDir)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building the plugins failed:", err)
-			os.Exit(1)
-		}
+	var err error
+	if pluginsDir, err = wasmtest.Plugins(repoRoot()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	os.Setenv(wasm.CacheDirEnv, filepath.Join(os.TempDir(), "openstack-sync-test-wazero"))
 	os.Exit(m.Run())
