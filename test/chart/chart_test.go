@@ -224,8 +224,8 @@ pluginData:
 	hooks, out, err := run(render(digest["neutron-router-flavors"]))
 	require.NoError(t, err, out)
 	want := map[string]string{
-		"ironic-runbooks":        "memory=48 timeout=90s pool=3 args=hook --plugin " + plugins + "/ironic-runbooks.wasm --env-prefix IRONIC_RUNBOOK --config\n",
-		"neutron-router-flavors": "memory= timeout= pool= args=hook --plugin " + plugins + "/neutron-router-flavors.wasm --env-prefix NEUTRON_ROUTER_FLAVOR --config\n",
+		"ironic-runbooks":        "memory=48 timeout=90s pool=3 args=hook --plugin " + plugins + "/ironic-runbooks.wasm --env-prefix IRONIC_RUNBOOK --binding ironic-runbooks --config\n",
+		"neutron-router-flavors": "memory= timeout= pool= args=hook --plugin " + plugins + "/neutron-router-flavors.wasm --env-prefix NEUTRON_ROUTER_FLAVOR --binding neutron-router-flavors --config\n",
 	}
 	for n, w := range want {
 		wrapper := filepath.Join(hooks, n)

@@ -82,6 +82,21 @@ so the hook's wrapper exports them and every plugin gets its own. */ -}}
 {{- /* The wrapper names the prefix, so the host reads the pin and the settings under the
 operator's prefix, never under one the module declares for itself. */ -}}
 {{- $_ := set $h "prefixFlag" (ternary (printf " --env-prefix %s" $p) "" (ne $p "")) -}}
+{{- /* The operator names the binding, which is also the shell-operator queue: a module's metadata
+never chooses it, so no plugin can join (and hold) another plugin's queue. */ -}}
+{{- $binding := $hook.binding | default (kebabcase $name) -}}
+{{- if $hook.crd -}}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $binding) -}}
+{{- fail (printf "pluginData.%s.hook.binding %q is not a lower-case DNS label" $name $binding) -}}
+{{- end -}}
+{{- range $other, $oh := $hooks -}}
+{{- if eq ($oh.binding | default "") $binding -}}
+{{- fail (printf "pluginData.%s and pluginData.%s share the binding (and queue) %s; set hook.binding on one" $other $name $binding) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $h "binding" $binding -}}
+{{- $_ := set $h "bindingFlag" (printf " --binding %s" $binding) -}}
+{{- end -}}
 {{- $env := dict -}}
 {{- if $p -}}
 {{- $_ := set $env (printf "%s_ENABLED" $p) (ternary "true" "false" $enabled) -}}
@@ -193,7 +208,7 @@ mkdir -p {{ dir $h.file | quote }}
 [ -f {{ $h.file | quote }} ] || fail {{ printf "enabled plugin %s missing: %s" $name $h.file | quote }}
 got=$(sha256sum {{ $h.file | quote }} | cut -d' ' -f1)
 [ "$got" = {{ $h.sha256 | quote }} ] || fail "enabled plugin {{ $name }}: {{ $h.file }} has sha256 $got, the values pin {{ $h.sha256 }}"
-printf '#!/bin/sh\n{{ if $h.exports }}export {{ join " " $h.exports }}\n{{ end }}exec %s hook --plugin %s{{ $h.prefixFlag }} "$@"\n' "$HOST_BINARY" {{ $h.file | quote }} > "$HOOKS_DIR/{{ $h.wrapper }}"
+printf '#!/bin/sh\n{{ if $h.exports }}export {{ join " " $h.exports }}\n{{ end }}exec %s hook --plugin %s{{ $h.prefixFlag }}{{ $h.bindingFlag | default "" }} "$@"\n' "$HOST_BINARY" {{ $h.file | quote }} > "$HOOKS_DIR/{{ $h.wrapper }}"
 chmod 0755 "$HOOKS_DIR/{{ $h.wrapper }}"
 {{- end }}
 {{- end }}
