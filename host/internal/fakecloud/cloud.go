@@ -118,6 +118,8 @@ type Cloud struct {
 	routers  []*routerRec
 	ranges   []*rangeRec
 	runbooks []*runbookRec
+	// collections are the authors' own (AddCollection).
+	collections []*collection
 }
 
 type user struct {
