@@ -1,5 +1,6 @@
 // Command openstack-sync-dev holds what a developer runs and production never should: the demo,
-// with its in-process OpenStack (fakecloud), Kubernetes (fakekube) and shell-operator simulator.
+// with its in-process OpenStack (fakecloud), Kubernetes (fakekube) and shell-operator simulator,
+// and `run --embedded-cloud`, one hook pass against the in-process OpenStack.
 // It drives the production binary, openstack-sync, as the hook; keeping the fakes here keeps them
 // out of that binary.
 package main
@@ -13,7 +14,30 @@ import (
 	"syscall"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/demo"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
 )
+
+// embeddedCloud starts the in-process cloud for `run --embedded-cloud`, with the author's own
+// collections; its admin cloud is the default, as the first-party plugins need an admin.
+func embeddedCloud(collections []string) ([]byte, string, func(), error) {
+	var cols []fakecloud.Collection
+	for _, s := range collections {
+		col, err := fakecloud.ParseCollection(s)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("--collection: %w", err)
+		}
+		cols = append(cols, col)
+	}
+	c := fakecloud.New(fakecloud.Options{})
+	for _, col := range cols {
+		if err := c.AddCollection(col); err != nil {
+			c.Close()
+			return nil, "", nil, fmt.Errorf("--collection: %w", err)
+		}
+	}
+	return []byte(c.CloudsYAML()), fakecloud.AdminCloud, c.Close, nil
+}
 
 const usage = `usage: openstack-sync-dev <command> [arguments]
 
@@ -21,6 +45,9 @@ commands:
   demo [--plugins DIR] [--examples DIR] [--crds DIR] [--host BINARY] [-v]
           complete hook passes of the openstack-sync binary against an in-process cloud and
           Kubernetes
+  run --plugin <file> --embedded-cloud [--collection SERVICE:PATH:KEY[:notags]]... [--dry-run] CR.yaml...
+          openstack-sync run (one hook pass without Kubernetes) against a fresh in-process cloud;
+          --clouds works as well
 `
 
 func main() {
@@ -38,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		return demo.Main(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runcmd.MainWith(ctx, args[1:], stdout, stderr, embeddedCloud)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

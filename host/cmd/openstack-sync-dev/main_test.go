@@ -18,6 +18,10 @@ func TestCommands(t *testing.T) {
 		{args: []string{"hook"}, code: 2, stderr: `openstack-sync-dev: unknown command "hook"`},
 		{args: []string{"help"}, code: 0, stdout: "demo [--plugins DIR]"},
 		{args: []string{"demo", "--host", "testdata/no-such-host"}, code: 1, stderr: "host binary (build it with make build, or pass --host)"},
+		{args: []string{"help"}, code: 0, stdout: "run --plugin <file> --embedded-cloud"},
+		// The embedded cloud is started (and its collections checked) before the plugin is read.
+		{args: []string{"run", "--plugin", "p.wasm", "--embedded-cloud", "--collection", "compute:v2.1/servers:server", "x.yaml"},
+			code: 1, stderr: `--embedded-cloud: --collection: collection "compute:v2.1/servers:server": only the network service`},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -20,6 +20,9 @@ func TestCommands(t *testing.T) {
 		{args: []string{"version"}, code: 0, stdout: "openstack-sync "},
 		{args: []string{"hook"}, code: 2, stderr: "--plugin is required"},
 		{args: []string{"run", "cr.yaml"}, code: 2, stderr: "openstack-sync run: --plugin is required"},
+		// The production binary links no in-process cloud.
+		{args: []string{"run", "--plugin", "p.wasm", "--embedded-cloud", "cr.yaml"}, code: 2,
+			stderr: "--embedded-cloud is only in openstack-sync-dev"},
 		{args: []string{"plugin", "verify"}, code: 2, stderr: "want at least one FILE"},
 		// The real wasm loader is wired: a missing module is named with the reason.
 		{args: []string{"hook", "--plugin", "testdata/missing.wasm", "--config"}, code: 1,

@@ -2,9 +2,9 @@ package runcmd
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
@@ -13,8 +13,10 @@ import (
 type call struct {
 	Cloud, Service, Method, Path string
 	Status                       int    // 0 when no response came back
-	Error                        string // the session's error, or why a write was not sent
+	Error                        string // the session's error
 	Sent                         bool
+	// Body is a write's request body; Planned says what a dry run answered in its place.
+	Body, Planned string
 }
 
 // journal records every request of a run, in order.
@@ -35,6 +37,8 @@ type recordingConnector struct {
 	plugin.Connector
 	j      *journal
 	dryRun bool
+	// ids numbers the made-up ids of a dry run across every session of the run.
+	ids *atomic.Int64
 }
 
 func (c recordingConnector) Connect(ctx context.Context, creds plugin.Credentials) (plugin.Session, error) {
@@ -42,7 +46,7 @@ func (c recordingConnector) Connect(ctx context.Context, creds plugin.Credential
 	if err != nil {
 		return nil, err
 	}
-	return session{inner: s, j: c.j, dryRun: c.dryRun, cloud: creds.CloudName}, nil
+	return session{inner: s, j: c.j, dryRun: c.dryRun, cloud: creds.CloudName, plan: planner{inner: s, next: c.ids}}, nil
 }
 
 type session struct {
@@ -50,19 +54,19 @@ type session struct {
 	j      *journal
 	dryRun bool
 	cloud  string
+	plan   planner
 }
-
-// errDryRun answers a write in a dry run: the plugin sees a failed request (the CR stops there,
-// as on any failed write) and the journal keeps the write as planned. It is not permanent, so
-// the other CRs of the credential group still run.
-var errDryRun = errors.New("dry run: the write was recorded, not sent")
 
 func (s session) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {
 	c := call{Cloud: s.cloud, Service: req.Service, Method: req.Method, Path: req.Path}
-	if s.dryRun && req.Method != http.MethodGet && req.Method != http.MethodHead {
-		c.Error = errDryRun.Error()
+	if isWrite(req.Method) {
+		c.Body = string(req.Body)
+	}
+	if s.dryRun && isWrite(req.Method) {
+		resp, planned := s.plan.answer(ctx, req)
+		c.Status, c.Planned = resp.StatusCode, planned
 		s.j.add(c)
-		return nil, errDryRun
+		return resp, nil
 	}
 	resp, err := s.inner.Do(ctx, req)
 	c.Sent = true
@@ -74,3 +78,5 @@ func (s session) Do(ctx context.Context, req plugin.Request) (*plugin.Response, 
 	s.j.add(c)
 	return resp, err
 }
+
+func isWrite(method string) bool { return method != http.MethodGet && method != http.MethodHead }

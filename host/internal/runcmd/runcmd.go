@@ -15,8 +15,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/time/rate"
 	"sigs.k8s.io/yaml"
@@ -25,16 +27,20 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
+	"github.com/openstack-sync/openstack-sync/host/internal/status"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
-const usage = `usage: openstack-sync run --plugin FILE --clouds clouds.yaml [--cloud NAME] [--prune] [--dry-run]
-          [--deleted CR.yaml]... [--set KEY=VALUE]... [--namespace NS] [--resource PLURAL] CR.yaml...
+const usage = `usage: openstack-sync run --plugin FILE (--clouds clouds.yaml [--cloud NAME] | --embedded-cloud)
+          [--prune] [--dry-run] [--deleted CR.yaml]... [--set KEY=VALUE]... [--namespace NS]
+          [--resource PLURAL] CR.yaml...
 
 One hook pass without Kubernetes: the CRs of the files (several documents per file allowed) are
 reconciled with the credentials of clouds.yaml, deleted ones (--deleted) are cleaned up, and each
-CR's would-be status and every OpenStack request are printed. --dry-run sends reads only and
-lists the writes it would have sent (each CR stops at its first write).
+CR's would-be status, notes and finalizers and every OpenStack request are printed. --dry-run
+sends reads only: each write is recorded and answered as OpenStack would (a created resource gets
+a made-up id), so the pass goes on and the output ends with the plan of every write it would send.
+--embedded-cloud (openstack-sync-dev only) runs against a fresh in-process OpenStack instead.
 `
 
 type multi []string
@@ -44,13 +50,18 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 type options struct {
 	plugin, clouds, cloud, namespace, resource string
-	prune, dryRun                              bool
-	deleted, set, files                        []string
+	prune, dryRun, embedded                    bool
+	deleted, set, files, collections           []string
 }
 
-func parse(args []string, stderr io.Writer) (options, error) {
+// EmbeddedCloud starts an in-process OpenStack for --embedded-cloud, serving the extra resource
+// collections named by --collection, and returns its clouds.yaml, the cloud to use and how to
+// stop it. Only the development binary has one: the production binary links no fake.
+type EmbeddedCloud func(collections []string) (cloudsYAML []byte, cloud string, stop func(), err error)
+
+func parse(args []string, stderr io.Writer, embedded EmbeddedCloud) (options, error) {
 	var o options
-	var deleted, set multi
+	var deleted, set, collections multi
 	fs := flag.NewFlagSet("openstack-sync run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
@@ -63,10 +74,13 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "send only reads; record writes without sending them")
 	fs.Var(&deleted, "deleted", "a file of CRs being deleted (repeatable)")
 	fs.Var(&set, "set", "a hook setting KEY=VALUE, as the chart's hook.env (repeatable)")
+	fs.BoolVar(&o.embedded, "embedded-cloud", false, "run against a fresh in-process OpenStack (openstack-sync-dev only)")
+	fs.Var(&collections, "collection", "with --embedded-cloud: serve a resource collection of your own, "+
+		"SERVICE:PATH:KEY[:notags], e.g. network:v2.0/address-scopes:address_scope:notags (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	o.deleted, o.set, o.files = deleted, set, fs.Args()
+	o.deleted, o.set, o.files, o.collections = deleted, set, fs.Args(), collections
 	for _, kv := range o.set {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return o, fmt.Errorf("--set %q is not KEY=VALUE", kv)
@@ -75,23 +89,54 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case o.plugin == "":
 		return o, errors.New("--plugin is required")
-	case o.clouds == "":
-		return o, errors.New("--clouds is required")
+	case o.embedded && embedded == nil:
+		return o, errors.New("--embedded-cloud is only in openstack-sync-dev: the production binary links no in-process cloud")
+	case o.embedded && o.clouds != "":
+		return o, errors.New("--clouds and --embedded-cloud exclude each other")
+	case len(o.collections) > 0 && !o.embedded:
+		return o, errors.New("--collection needs --embedded-cloud")
+	case o.clouds == "" && !o.embedded:
+		return o, errors.New("--clouds (or, in openstack-sync-dev, --embedded-cloud) is required")
 	case len(o.files) == 0 && len(o.deleted) == 0:
 		return o, errors.New("name at least one CR file")
 	}
 	return o, nil
 }
 
-// Main runs the command.
+// Main runs the command as the production binary has it: against a real cloud only.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parse(args, stderr)
+	return MainWith(ctx, args, stdout, stderr, nil)
+}
+
+// MainWith runs the command; embedded, when not nil, serves --embedded-cloud.
+func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, embedded EmbeddedCloud) int {
+	o, err := parse(args, stderr, embedded)
 	if errors.Is(err, flag.ErrHelp) {
 		return hook.ExitOK
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "openstack-sync run:", err)
 		return hook.ExitUsage
+	}
+	if o.embedded {
+		clouds, cloud, stop, err := embedded(o.collections)
+		if err != nil {
+			fmt.Fprintln(stderr, "openstack-sync run: --embedded-cloud:", err)
+			return hook.ExitFail
+		}
+		defer stop()
+		dir, err := os.MkdirTemp("", "openstack-sync-run-")
+		if err != nil {
+			fmt.Fprintln(stderr, "openstack-sync run:", err)
+			return hook.ExitFail
+		}
+		defer os.RemoveAll(dir)
+		o.clouds = filepath.Join(dir, "clouds.yaml")
+		if err := os.WriteFile(o.clouds, clouds, 0o600); err != nil {
+			fmt.Fprintln(stderr, "openstack-sync run:", err)
+			return hook.ExitFail
+		}
+		o.cloud = cmp.Or(o.cloud, cloud)
 	}
 	code, err := run(ctx, o, stdout, stderr)
 	if err != nil {
@@ -179,6 +224,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		return "", false
 	}
 	j := &journal{}
+	ids := &atomic.Int64{}
 	deps := hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, lo hook.LoadOptions) (plugin.Plugin, error) {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger})
@@ -186,7 +232,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		NewKube: func() (hook.Kube, error) { return st, nil },
 		NewConnector: func(s hook.SecretReader, co hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
 			return recordingConnector{Connector: openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: co.Plugin,
-				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: o.dryRun}
+				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: o.dryRun, ids: ids}
 		},
 	}
 	code := hook.Main(ctx, deps, []string{"--plugin", o.plugin}, lookup, io.Discard, stderr)
@@ -296,7 +342,8 @@ func oneKind(objs []map[string]any) (apiVersion, kind string, err error) {
 	return apiVersion, kind, nil
 }
 
-// report prints each CR's status and finalizers after the pass, then every request.
+// report prints each CR's status, notes and finalizers after the pass, then every request, then
+// (dry run) the write plan with each write's body.
 func report(w io.Writer, info wasm.Info, st *store, objs []map[string]any, j *journal, dryRun bool) {
 	fmt.Fprintf(w, "plugin %s %s\n", info.Name, info.Version)
 	for _, obj := range objs {
@@ -312,6 +359,13 @@ func report(w io.Writer, info wasm.Info, st *store, objs []map[string]any, j *jo
 		if status, ok := now["status"].(map[string]any); ok {
 			b, _ := yaml.Marshal(map[string]any{"status": status})
 			fmt.Fprint(w, indent(string(b)))
+			msg, _ := status["message"].(string)
+			if notes := notesOf(msg); len(notes) > 0 {
+				fmt.Fprintln(w, "  notes:")
+				for _, n := range notes {
+					fmt.Fprintf(w, "    - %s\n", n)
+				}
+			}
 		} else {
 			fmt.Fprintln(w, "  status: (not written)")
 		}
@@ -325,19 +379,46 @@ func report(w io.Writer, info wasm.Info, st *store, objs []map[string]any, j *jo
 	fmt.Fprintln(w, heading+":")
 	for _, c := range j.calls {
 		result := fmt.Sprint(c.Status)
-		if c.Error != "" {
+		switch {
+		case c.Error != "":
 			result = c.Error
+		case !c.Sent:
+			result = "not sent (planned)"
 		}
 		fmt.Fprintf(w, "  %s %s %s %s -> %s\n", c.Cloud, c.Service, c.Method, c.Path, result)
 	}
-	if dryRun {
-		fmt.Fprintln(w, "\nWrite plan:")
-		for _, c := range j.calls {
-			if !c.Sent {
-				fmt.Fprintf(w, "  %s %s %s %s\n", c.Cloud, c.Service, c.Method, c.Path)
-			}
+	if !dryRun {
+		return
+	}
+	n := 0
+	fmt.Fprintln(w, "\nWrite plan:")
+	for _, c := range j.calls {
+		if c.Sent {
+			continue
+		}
+		n++
+		fmt.Fprintf(w, "  %d. %s %s %s %s", n, c.Cloud, c.Service, c.Method, c.Path)
+		if c.Planned != "" {
+			fmt.Fprintf(w, " (%s)", c.Planned)
+		}
+		fmt.Fprintln(w)
+		if c.Body != "" {
+			fmt.Fprintf(w, "     %s\n", c.Body)
 		}
 	}
+	if n == 0 {
+		fmt.Fprintln(w, "  (no writes: everything is converged)")
+	}
+}
+
+// notesOf returns the notes of a Synced message (status.SyncedMessage joins them after this
+// marker), so the report lists them one per line.
+func notesOf(message string) []string {
+	_, notes, ok := strings.Cut(message, status.NotesMarker)
+	if !ok {
+		return nil
+	}
+	return strings.Split(notes, status.NotesSeparator)
 }
 
 func indent(s string) string {

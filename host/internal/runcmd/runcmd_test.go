@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -109,16 +110,74 @@ func TestRunReconcilesCRsFromFiles(t *testing.T) {
 	assert.NotContains(t, out, " PUT ")
 }
 
-func TestDryRunSendsNoWrite(t *testing.T) {
+func TestDryRunSendsNoWriteAndPrintsThePlan(t *testing.T) {
 	w := newWorld(t)
 	crs := w.file(t, "flavors.yaml", flavors)
 	code, out, _ := w.run(t, "--cloud", fakecloud.AdminCloud, "--dry-run", crs)
-	assert.Equal(t, 1, code, "a CR whose write was not sent is not converged")
+	assert.Equal(t, 0, code, "every write was answered as OpenStack would, so each CR converges on paper")
 	assert.Empty(t, flavorNames(w.cloud), "nothing was created")
+	assert.Empty(t, w.cloud.ServiceProfiles(), "nothing was created")
+	assert.Empty(t, w.cloud.Writes(), "no write reached the cloud")
 	assert.Contains(t, out, "OpenStack requests (dry run: writes were not sent):")
-	assert.Contains(t, out, "local-admin network GET v2.0/flavors")
-	assert.Contains(t, out, "\nWrite plan:\n  local-admin network POST v2.0/")
-	assert.Contains(t, out, "dry run: the write was recorded, not sent")
+	assert.Contains(t, out, "local-admin network GET v2.0/flavors -> 200")
+	assert.Contains(t, out, "syncStatus: Synced", "the would-be status")
+
+	// The plan holds every write of the pass, not one per CR: each flavor's profile, the flavor
+	// and the binding that uses both planned ids.
+	plan := out[strings.Index(out, "\nWrite plan:\n"):]
+	assert.Equal(t, 6, strings.Count(plan, " network POST "), plan)
+	assert.Contains(t, plan, "1. local-admin network POST v2.0/service_profiles (planned id 00000000-0000-4000-8000-000000000001)")
+	assert.Contains(t, plan, `"driver":"neutron.services.l3_router.service_providers.single_node.SingleNodeDriver"`, "each write's body")
+	assert.Regexp(t, `POST v2\.0/flavors/00000000-0000-4000-8000-00000000000\d/service_profiles`, plan,
+		"a later write uses the id planned for an earlier one")
+}
+
+func TestDryRunOfAConvergedCloudPlansNothing(t *testing.T) {
+	w := newWorld(t)
+	crs := w.file(t, "flavors.yaml", flavors)
+	code, _, _ := w.run(t, "--cloud", fakecloud.AdminCloud, crs)
+	require.Equal(t, 0, code)
+	w.cloud.ResetRequests()
+	code, out, _ := w.run(t, "--cloud", fakecloud.AdminCloud, "--dry-run", crs)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "Write plan:\n  (no writes: everything is converged)")
+}
+
+// Drift: a dry run plans the update with the body it would send, and the PUT's answer is the
+// resource read back with the update merged in.
+func TestDryRunPlansAnUpdate(t *testing.T) {
+	w := newWorld(t)
+	crs := w.file(t, "flavors.yaml", flavors)
+	code, _, _ := w.run(t, "--cloud", fakecloud.AdminCloud, crs)
+	require.Equal(t, 0, code)
+	drifted := w.file(t, "drifted.yaml", strings.Replace(flavors, "name: gold\n", "name: gold\n  description: gold routers\n", 1))
+	code, out, _ := w.run(t, "--cloud", fakecloud.AdminCloud, "--dry-run", drifted)
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `1\. local-admin network PUT v2\.0/flavors/[0-9a-f-]+\n\s+\{"flavor":\{"description":"gold routers`, out)
+	for _, f := range w.cloud.Flavors() {
+		assert.NotContains(t, f.Description, "gold routers", "the update was not sent")
+	}
+}
+
+func TestEmbeddedCloud(t *testing.T) {
+	var started *fakecloud.Cloud
+	var asked []string
+	embedded := func(collections []string) ([]byte, string, func(), error) {
+		asked = collections
+		started = fakecloud.New(fakecloud.Options{})
+		return []byte(started.CloudsYAML()), fakecloud.AdminCloud, started.Close, nil
+	}
+	w := newWorld(t)
+	crs := w.file(t, "flavors.yaml", flavors)
+	var out, errOut bytes.Buffer
+	code := MainWith(context.Background(), []string{"--plugin", filepath.Join(pluginsDir, "neutron-router-flavors.wasm"),
+		"--embedded-cloud", "--collection", "network:v2.0/things:thing", crs}, &out, &errOut, embedded)
+	t.Log(out.String(), errOut.String())
+	require.Equal(t, 0, code)
+	assert.Equal(t, []string{"network:v2.0/things:thing"}, asked)
+	assert.Len(t, started.Flavors(), 2, "the CRs went to the embedded cloud")
+	assert.Empty(t, w.cloud.Flavors())
+	assert.Contains(t, out.String(), "local-admin network POST v2.0/flavors -> 201", "--cloud defaults to the embedded cloud's admin")
 }
 
 func TestDeletedCRsArePrunedAndReleased(t *testing.T) {
@@ -147,6 +206,8 @@ func TestUsageAndBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--cloud", "c"}, 2, "name at least one CR file"},
+		{[]string{"--embedded-cloud", mixed}, 2, "--embedded-cloud is only in openstack-sync-dev"},
+		{[]string{"--collection", "network:v2.0/x:x", mixed}, 2, "--collection needs --embedded-cloud"},
 		{[]string{"--cloud", "c", "--set", "NOEQUALS", mixed}, 2, `--set "NOEQUALS" is not KEY=VALUE`},
 		{[]string{"--cloud", "c", mixed}, 1, "one run reconciles one kind"},
 		{[]string{"--cloud", "c", nameless}, 1, "nameless.yaml document 1: metadata.name is missing"},
@@ -161,4 +222,7 @@ func TestUsageAndBadInput(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 2, Main(context.Background(), []string{"x.yaml"}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "--plugin is required")
+	errOut.Reset()
+	assert.Equal(t, 2, Main(context.Background(), []string{"--plugin", "p.wasm", "x.yaml"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "--clouds (or, in openstack-sync-dev, --embedded-cloud) is required")
 }

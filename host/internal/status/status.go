@@ -72,11 +72,17 @@ func TerminalReason(reason string) bool {
 	return reason == ReasonInvalidConfiguration || reason == ReasonUnrecoverableError
 }
 
+// NotesMarker introduces the notes in a Synced message; NotesSeparator separates them.
+const (
+	NotesMarker    = "; needs manual action: "
+	NotesSeparator = "; "
+)
+
 // SyncedMessage is the message of a successful reconcile.
 func SyncedMessage(noun string, notes []string) string {
 	m := "Successfully reconciled " + noun
 	if len(notes) > 0 {
-		m += "; needs manual action: " + strings.Join(notes, "; ")
+		m += NotesMarker + strings.Join(notes, NotesSeparator)
 	}
 	return m
 }
