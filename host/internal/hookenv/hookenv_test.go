@@ -57,6 +57,10 @@ func TestLoad(t *testing.T) {
 		{name: "retries word", set: map[string]string{"P_READY_RETRIES": "not-a-number"}, err: "P_READY_RETRIES must be an integer"},
 		{name: "retries float", set: map[string]string{"P_READY_RETRIES": "1.5"}, err: "P_READY_RETRIES must be an integer"},
 		{name: "retries negative", set: map[string]string{"P_READY_RETRIES": "-1"}, err: "P_READY_RETRIES must not be negative"},
+		// The original's int() also took "1_0" and "+3"; Go's base-10 ParseInt takes the sign and
+		// refuses the separator, and the contract keeps exactly that.
+		{name: "retries leading plus", set: map[string]string{"P_READY_RETRIES": "+3"}, want: func(c *Config) { c.ReadyRetries = 3 }},
+		{name: "retries underscore", set: map[string]string{"P_READY_RETRIES": "1_0"}, err: "P_READY_RETRIES must be an integer"},
 		{name: "delay word", set: map[string]string{"P_READY_DELAY": "ten"}, err: "P_READY_DELAY must be a number"},
 		{name: "delay nan", set: map[string]string{"P_READY_DELAY": "nan"}, err: "P_READY_DELAY must be a number of seconds"},
 		{name: "delay inf", set: map[string]string{"P_READY_DELAY": "inf"}, err: "P_READY_DELAY must be a number of seconds"},
