@@ -139,6 +139,9 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 			WaitForAPI: ok, Reconcile: rec},
 		"has delete, no func":      {Metadata: Metadata{Name: "x", EnvPrefix: "X", HasDelete: true, Lifecycle: true}, WaitForAPI: ok, Reconcile: rec},
 		"delete without lifecycle": {Metadata: Metadata{Name: "x", EnvPrefix: "X"}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
+		"group prune scope without prune": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: PruneScopeGroup},
+			WaitForAPI: ok, Reconcile: rec},
+		"unknown prune scope": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: "tenant"}, WaitForAPI: ok, Reconcile: rec},
 		"best effort prune with only delete": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true,
 			Cleanup: Cleanup{WhenPrune: CleanupBestEffortPrune}}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
 	}

@@ -69,7 +69,24 @@ type Metadata struct {
 	// then writes status.id, status.resource and the Available and Progressing conditions, and
 	// schedules the short progress run that picks up Progressing CRs (docs/abi.md).
 	Lifecycle bool `json:"lifecycle,omitempty"`
+	// PruneScope is PruneScopeGroup when the plugin's ownership marker records the credential
+	// group (PruneRequest.Credentials): its Prune deletes only what that group owns and its
+	// Reconcile never takes over what another group owns. The host then prunes each group on its
+	// own, with only that group's desired specs, and a failure in one group no longer skips
+	// another group's prune (docs/contract.md §7.1). Empty or PruneScopeAll: every prune spares
+	// every group's desired specs and any failure skips every prune.
+	PruneScope PruneScope `json:"prune_scope,omitempty"`
 }
+
+// PruneScope says what a plugin's ownership marker records (Metadata.PruneScope).
+type PruneScope string
+
+const (
+	// PruneScopeAll: ownership records no credential group; the default.
+	PruneScopeAll PruneScope = "all"
+	// PruneScopeGroup: ownership records the credential group.
+	PruneScopeGroup PruneScope = "group"
+)
 
 // Grant allows calls to one OpenStack service. A request is allowed when its service equals
 // Service, its method is in Methods and its path matches one of Paths.
@@ -151,7 +168,8 @@ type Credentials struct {
 // PruneRequest asks a plugin to delete what no desired spec claims.
 type PruneRequest struct {
 	Credentials Credentials `json:"credentials"`
-	// DesiredSpecs is the union of every live CR's spec across all credential groups.
+	// DesiredSpecs is the union of every live CR's spec across all credential groups; with
+	// Metadata.PruneScope PruneScopeGroup, only the specs of this group's live CRs.
 	DesiredSpecs []json.RawMessage `json:"desired_specs"`
 	// AuthoritativeEmpty is true when an empty DesiredSpecs really means "nothing is wanted".
 	AuthoritativeEmpty bool `json:"authoritative_empty"`
@@ -260,6 +278,15 @@ func validate(p *Plugin) error {
 	}
 	if !m.Probe && (p.WaitForAPI == nil || p.Reconcile == nil) {
 		return fmt.Errorf("plugin %q: WaitForAPI and Reconcile are required", m.Name)
+	}
+	switch m.PruneScope {
+	case "", PruneScopeAll:
+	case PruneScopeGroup:
+		if p.Prune == nil {
+			return fmt.Errorf("plugin %q: prune scope %s needs a Prune handler", m.Name, m.PruneScope)
+		}
+	default:
+		return fmt.Errorf("plugin %q: unknown prune scope %q", m.Name, m.PruneScope)
 	}
 	for _, c := range []CleanupPolicy{m.Cleanup.WhenPrune, m.Cleanup.WhenNoPrune} {
 		switch c {

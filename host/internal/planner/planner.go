@@ -51,6 +51,9 @@ type Plan struct {
 	PruneCredentials []plugin.Credentials
 	// Unreadable names (namespace/name) the CRs that could not be read, sorted.
 	Unreadable []string
+	// UnreadableScopes are what is known of each unreadable CR's credential group, in the order
+	// of Unreadable: a plugin that prunes per group skips only the prunes they cover.
+	UnreadableScopes []resource.Scope
 	// Progress is set for a run of the progress binding: only Progressing CRs, no prune.
 	Progress bool
 }
@@ -69,13 +72,13 @@ type Options struct {
 
 type planner struct {
 	Options
-	unreadable map[string]bool
+	unreadable map[string]resource.Scope
 }
 
 // Build plans a run. Its only errors are binding-context errors (the run exits 1); unreadable CRs
 // are part of the plan.
 func Build(contexts []bindingctx.Context, opts Options) (Plan, error) {
-	p := &planner{Options: opts, unreadable: map[string]bool{}}
+	p := &planner{Options: opts, unreadable: map[string]resource.Scope{}}
 	var plan Plan
 	var err error
 	switch {
@@ -91,6 +94,9 @@ func Build(contexts []bindingctx.Context, opts Options) (Plan, error) {
 	}
 	plan.Reconcile = p.skipTerminal(plan.Reconcile)
 	plan.Unreadable = slices.Sorted(maps.Keys(p.unreadable))
+	for _, ref := range plan.Unreadable {
+		plan.UnreadableScopes = append(plan.UnreadableScopes, p.unreadable[ref])
+	}
 	return plan, nil
 }
 
@@ -108,7 +114,11 @@ func (p *planner) read(obj any, description string) *resource.Resource {
 			reason = re.Reason
 		}
 		p.Log.Error("Ignoring unreadable "+description+" "+ref+": "+reason, "kind", p.Kind, "cr", ref)
-		p.unreadable[ref] = true
+		scope := resource.ScopeOf(obj, p.PodNamespace)
+		if seen, ok := p.unreadable[ref]; ok {
+			scope = seen.Widen(scope)
+		}
+		p.unreadable[ref] = scope
 		return nil
 	}
 	return r

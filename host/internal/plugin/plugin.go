@@ -46,6 +46,13 @@ type Metadata struct {
 	// HasPrune says whether a plugin with HasDelete also has a set prune; the framework asks it
 	// only of such plugins (every other plugin is pruned as its cleanup policy says).
 	HasPrune bool
+	// PrunePerGroup declares that the plugin's ownership marker records the credential group
+	// (PruneRequest.Credentials), that its prune deletes only what the group being pruned owns,
+	// and that its reconcile never takes over what another group owns. The framework then prunes
+	// each group on its own (docs/contract.md §7.1): a group's prune receives only that group's
+	// desired specs, and a failure in one group never skips another group's prune. Without it
+	// every group's prune must spare every group's names, so any failure skips every prune.
+	PrunePerGroup bool
 }
 
 // Plugin is one resource type's reconcile and prune logic. Implementations need not be safe for
@@ -154,7 +161,8 @@ type Deleter interface {
 type PruneRequest struct {
 	// Credentials is the group being pruned (names only, never secret material).
 	Credentials Credentials
-	// DesiredSpecs is the union of every live CR's spec across all credential groups.
+	// DesiredSpecs is the union of every live CR's spec across all credential groups; with
+	// Metadata.PrunePerGroup, only the specs of this group's live CRs.
 	DesiredSpecs []map[string]any
 	// AuthoritativeEmpty is true when this group has no desired CR because its CRs were deleted,
 	// so an empty desired set really means "nothing is wanted".

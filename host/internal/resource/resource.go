@@ -6,6 +6,7 @@
 package resource
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -261,4 +262,76 @@ func repr(v any) string {
 		return "null"
 	}
 	return kindOf(v)
+}
+
+// Scope is what is known of an unreadable CR's credential group, which decides whose prune it
+// must stop (docs/contract.md §7.1): its spec is unknown, so whatever group it belongs to may own
+// something it claims.
+type Scope struct {
+	// Namespace is the namespace of the CR's credential group; "" when even that is unknown.
+	Namespace string
+	// Group is the whole credential group, when the CR's cloudCredentialsRef is readable.
+	Group *plugin.Credentials
+}
+
+// ScopeOf reads as much of obj's credential group as its shape allows, the way Parse would:
+// metadata.namespace (else podNamespace, else the default namespace), then
+// spec.cloudCredentialsRef.
+func ScopeOf(obj any, podNamespace string) Scope {
+	o, _ := obj.(map[string]any)
+	md, ok := o["metadata"].(map[string]any)
+	if !ok {
+		return Scope{}
+	}
+	ns, err := optString(md, "namespace")
+	if err != nil {
+		return Scope{}
+	}
+	ns = cmp.Or(ns, podNamespace, hookenv.DefaultSecretNamespace)
+	s := Scope{Namespace: ns}
+	spec, _ := o["spec"].(map[string]any)
+	ref, _ := spec["cloudCredentialsRef"].(map[string]any)
+	secret, _ := ref["secretName"].(string)
+	cloud, _ := ref["cloudName"].(string)
+	if secret != "" && cloud != "" {
+		s.Group = &plugin.Credentials{Namespace: ns, SecretName: secret, CloudName: cloud}
+	}
+	return s
+}
+
+// Covers reports whether a CR of this scope could belong to credential group c.
+func (s Scope) Covers(c plugin.Credentials) bool {
+	switch {
+	case s.Namespace == "":
+		return true
+	case s.Group != nil:
+		return *s.Group == c
+	default:
+		return s.Namespace == c.Namespace
+	}
+}
+
+// Widen is the narrowest scope covering both s and o: two reads of one CR (an event and a
+// snapshot) may disagree.
+func (s Scope) Widen(o Scope) Scope {
+	switch {
+	case s.Namespace == "" || o.Namespace == "" || s.Namespace != o.Namespace:
+		return Scope{}
+	case s.Group != nil && o.Group != nil && *s.Group == *o.Group:
+		return s
+	default:
+		return Scope{Namespace: s.Namespace}
+	}
+}
+
+// String names the scope in log lines.
+func (s Scope) String() string {
+	switch {
+	case s.Namespace == "":
+		return "every credential group"
+	case s.Group != nil:
+		return "credential group cloud=" + s.Group.CloudName + " secret=" + s.Group.SecretName + " namespace=" + s.Namespace
+	default:
+		return "every credential group of namespace " + s.Namespace
+	}
 }

@@ -81,6 +81,8 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			strings.Join(plan.Unreadable, ", ")), "kind", rn.Config.Kind)
 	}
 
+	rn.logUnreadableScopes(ctx, plan)
+	scope := newFailureScope(plan)
 	failures := 0
 	// Finalizers first: a CR must be protected before anything is created for it in OpenStack.
 	var ready []*resource.Resource
@@ -97,6 +99,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			rn.crLog(cr).Error(err.Error())
 			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
 			failures++
+			scope.fail(cr.Credentials, 1)
 			continue
 		}
 		ready = append(ready, cr)
@@ -107,6 +110,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	for _, creds := range sortedKeys(byCreds) {
 		f, t := rn.reconcileGroup(ctx, creds, byCreds[creds])
 		failures, terminal = failures+f, terminal+t
+		scope.fail(creds, f+t)
 	}
 
 	// A per-CR delete concerns only its own CR, so it does not wait for the others to converge.
@@ -118,33 +122,42 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		deletedOK, deleteFailures = rn.deleteAll(ctx, deleter, plan.Deleted)
 	}
 
-	if failures > 0 || terminal > 0 || len(plan.Unreadable) > 0 {
-		// Only a policy that prunes has a prune to skip: a plugin without one is told what failed.
-		what := "Skipping %s prune; %d failed to reconcile and %d could not be read"
-		if !policy.RunsPrune() || (rn.meta.HasDelete && !rn.meta.HasPrune) {
-			what = "Finished reconciling %s(s) with errors; %d failed to reconcile and %d could not be read"
-		}
+	summary := func(what string) {
 		msg := fmt.Sprintf(what, rn.noun, failures, len(plan.Unreadable))
 		if terminal > 0 {
 			msg += fmt.Sprintf("; %d failed terminally", terminal)
 		}
 		rn.Log.Error(msg, "kind", rn.Config.Kind)
+	}
+	const withErrors = "Finished reconciling %s(s) with errors; %d failed to reconcile and %d could not be read"
+	if scope.any() && !rn.meta.PrunePerGroup {
+		// Only a policy that prunes has a prune to skip: a plugin without one is told what failed.
+		what := "Skipping %s prune; %d failed to reconcile and %d could not be read"
+		if !policy.RunsPrune() || (rn.meta.HasDelete && !rn.meta.HasPrune) {
+			what = withErrors
+		}
+		summary(what)
+		code := 0
 		switch {
 		case perCR:
-			rn.release(ctx, deletedOK)
+			code = rn.release(ctx, deletedOK)
 		case !policy.UsesFinalizer():
 			// Such a finalizer guards no cleanup; holding it would only wedge the CR in Terminating.
-			rn.release(ctx, plan.Deleted)
+			code = rn.release(ctx, plan.Deleted)
 		}
 		if failures > 0 || len(plan.Unreadable) > 0 || deleteFailures > 0 {
 			return 1
 		}
 		// A terminal failure is recorded and final until the spec changes: a failing exit would
-		// only make shell-operator repeat the run with the same outcome.
-		return 0
+		// only make shell-operator repeat the run with the same outcome. A failed release is not.
+		return code
 	}
-
-	pruned, failed := rn.prune(ctx, policy, plan)
+	if scope.any() {
+		// Each group's prune below is skipped only when a failure could hide a claim on what it
+		// deletes (failureScope).
+		summary(withErrors)
+	}
+	pruned, failed, skipped := rn.prune(ctx, policy, plan, scope)
 	releasable := plan.Deleted
 	held := 0
 	switch {
@@ -160,7 +173,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			if pruned[cr.Credentials] {
 				return false
 			}
-			if !failed[cr.Credentials] && cr.HasFinalizer() {
+			if !failed[cr.Credentials] && !skipped[cr.Credentials] && cr.HasFinalizer() {
 				held++
 				rn.crLog(cr).Error(fmt.Sprintf("Keeping the finalizer on %s %s; its credential group was not pruned",
 					rn.Config.Kind, cr.Name))
@@ -169,7 +182,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		})
 	}
 	code := rn.release(ctx, releasable)
-	if len(failed) > 0 || held > 0 {
+	if len(failed) > 0 || held > 0 || failures > 0 || len(plan.Unreadable) > 0 {
 		return 1
 	}
 	return code
@@ -438,30 +451,33 @@ func (rn *Runner) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// prune sweeps each prune credential group and returns the groups whose prune succeeded and those
-// whose prune failed.
-func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan) (pruned, failed map[plugin.Credentials]bool) {
-	pruned, failed = map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}
+// prune sweeps each prune credential group and returns the groups whose prune succeeded, those
+// whose prune failed and those a failure in their scope skipped.
+func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan, scope *failureScope) (pruned, failed, skipped map[plugin.Credentials]bool) {
+	pruned, failed, skipped = map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}
+	finished := func() {
+		if !scope.any() {
+			rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
+		}
+	}
 	if plan.Progress || (rn.meta.HasDelete && !rn.meta.HasPrune) {
 		// A progress run only moves Progressing CRs on; a plugin that deletes per CR and has no
 		// prune step has nothing to sweep.
-		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
-		return pruned, failed
+		finished()
+		return pruned, failed, skipped
 	}
 	if !policy.RunsPrune() {
-		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
-		return pruned, failed
+		finished()
+		return pruned, failed, skipped
 	}
 	desired := groupByCredentials(plan.Desired)
 	deleted := groupByCredentials(plan.Deleted)
-	// Ownership markers record no credential and what a token can list depends on its scope, so
-	// every group's prune protects every group's desired names.
-	specs := make([]map[string]any, 0, len(plan.Desired))
-	for _, cr := range plan.Desired {
-		specs = append(specs, cr.Spec)
-	}
 	for _, creds := range plan.PruneCredentials {
 		log := groupLog(rn.Log, creds)
+		if rn.skipPrune(ctx, log, scope, creds) {
+			skipped[creds] = true
+			continue
+		}
 		authoritative := len(desired[creds]) == 0 && len(deleted[creds]) > 0
 		if len(desired[creds]) == 0 && !authoritative {
 			log.Info(fmt.Sprintf("Skipping %s prune for %s; no desired resources", rn.noun, describeGroup(creds)))
@@ -473,7 +489,10 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 			log.Error(fmt.Sprintf("Cannot reach OpenStack for %s prune %s: %v", rn.noun, describeGroup(creds), err))
 			continue
 		}
-		err = rn.Plugin.Prune(ctx, s, plugin.PruneRequest{Credentials: creds, DesiredSpecs: specs, AuthoritativeEmpty: authoritative})
+		// Without PrunePerGroup, ownership markers record no credential and what a token can list
+		// depends on its scope, so every group's prune protects every group's desired names.
+		err = rn.Plugin.Prune(ctx, s, plugin.PruneRequest{Credentials: creds, DesiredSpecs: rn.pruneSpecs(plan, desired, creds),
+			AuthoritativeEmpty: authoritative})
 		if err != nil {
 			failed[creds] = true
 			log.Error(fmt.Sprintf("Failed to prune %s %s: %v", rn.noun, describeGroup(creds), err))
@@ -482,9 +501,9 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 		pruned[creds] = true
 	}
 	if len(failed) == 0 {
-		rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
+		finished()
 	}
-	return pruned, failed
+	return pruned, failed, skipped
 }
 
 // session reuses the group's reconcile session, else connects and waits for the API.

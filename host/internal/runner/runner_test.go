@@ -40,10 +40,12 @@ var (
 // cr is a Widget in namespace ns named name, in credential group s1/c1 unless opts say otherwise.
 type cr struct {
 	name, secret string
-	deleting     bool
-	finalizers   []string
-	status       map[string]any
-	noName       bool
+	// ns is the namespace, "ns" when empty.
+	ns         string
+	deleting   bool
+	finalizers []string
+	status     map[string]any
+	noName     bool
 }
 
 func (c cr) object() map[string]any {
@@ -51,7 +53,7 @@ func (c cr) object() map[string]any {
 	if secret == "" {
 		secret = "s1"
 	}
-	md := map[string]any{"name": c.name, "namespace": "ns", "uid": "uid-" + c.name, "resourceVersion": "1",
+	md := map[string]any{"name": c.name, "namespace": c.namespace(), "uid": "uid-" + c.name, "resourceVersion": "1",
 		"generation": 1, "finalizers": c.finalizers}
 	if c.noName {
 		delete(md, "name")
@@ -67,7 +69,16 @@ func (c cr) object() map[string]any {
 	return o
 }
 
-func path(name string) string { return kubetest.ObjectPath(group, version, "widgets", "ns", name) }
+func (c cr) namespace() string {
+	if c.ns == "" {
+		return "ns"
+	}
+	return c.ns
+}
+
+func path(name string) string { return pathIn("ns", name) }
+
+func pathIn(ns, name string) string { return kubetest.ObjectPath(group, version, "widgets", ns, name) }
 
 type env struct {
 	t       *testing.T
@@ -109,7 +120,7 @@ func (e *env) plan(crs ...cr) planner.Plan {
 	for _, c := range crs {
 		o := c.object()
 		if !c.noName {
-			e.srv.Put(path(c.name), o)
+			e.srv.Put(pathIn(c.namespace(), c.name), o)
 		}
 		objects = append(objects, o)
 	}

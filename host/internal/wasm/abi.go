@@ -53,7 +53,16 @@ type metadataMessage struct {
 	Source      string `json:"source,omitempty"`
 	HasDelete   bool   `json:"has_delete"`
 	Lifecycle   bool   `json:"lifecycle"`
+	// PruneScope is "group" when the plugin's ownership marker records the credential group
+	// (plugin.Metadata.PrunePerGroup); "" or "all" otherwise.
+	PruneScope string `json:"prune_scope,omitempty"`
 }
+
+// Values of metadataMessage.PruneScope.
+const (
+	PruneScopeAll   = "all"
+	PruneScopeGroup = "group"
+)
 
 type objectMessage struct {
 	APIVersion string `json:"api_version"`

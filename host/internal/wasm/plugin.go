@@ -212,6 +212,12 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	if _, _, err := m.cleanupPolicies(); err != nil {
 		return nil, refuse("%v", err)
 	}
+	switch {
+	case m.PruneScope != "" && m.PruneScope != PruneScopeAll && m.PruneScope != PruneScopeGroup:
+		return nil, refuse("prune_scope is %q; want %q, %q or absent", cut(m.PruneScope), PruneScopeAll, PruneScopeGroup)
+	case m.PruneScope == PruneScopeGroup && !m.HasPrune:
+		return nil, refuse("prune_scope is %q but the plugin has no prune step", PruneScopeGroup)
+	}
 	if err := grant.Validate(m.Grants); err != nil {
 		return nil, refuse("grants: %v", err)
 	}
@@ -220,7 +226,8 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 
 func (m *metadataMessage) metadata() plugin.Metadata {
 	return plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
-		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune}
+		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune,
+		PrunePerGroup: m.PruneScope == PruneScopeGroup}
 }
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.

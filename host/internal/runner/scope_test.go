@@ -1,0 +1,193 @@
+package runner_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin/plugintest"
+)
+
+// Two tenants, each in its own namespace with its own credential group (docs/contract.md §7.1).
+var (
+	groupA  = plugin.Credentials{Namespace: "team-a", SecretName: "s1", CloudName: "c1"}
+	groupA2 = plugin.Credentials{Namespace: "team-a", SecretName: "s2", CloudName: "c1"}
+	groupB  = plugin.Credentials{Namespace: "team-b", SecretName: "s1", CloudName: "c1"}
+)
+
+// unreadableIn is a CR whose status is not an object, so it cannot be read; creds false also
+// breaks its cloudCredentialsRef, and ns of nil leaves even its namespace unreadable.
+func unreadableIn(ns any, name string, creds bool) map[string]any {
+	ref := any(map[string]any{"secretName": "s1", "cloudName": "c1"})
+	if !creds {
+		ref = "s1"
+	}
+	md := map[string]any{"name": name, "uid": "uid-" + name, "namespace": ns}
+	if ns == nil {
+		md["namespace"] = 7
+	}
+	return map[string]any{"apiVersion": group + "/" + version, "kind": "Widget", "metadata": md,
+		"status": "broken", "spec": map[string]any{"name": name, "cloudCredentialsRef": ref}}
+}
+
+// TestTenantIsolation pins, for each rule of docs/contract.md §7.1, that with a per-group prune a
+// failure in namespace team-a never stops team-b's prune or the release of team-b's finalizers,
+// and that a plugin pruning across groups keeps the global rule.
+func TestTenantIsolation(t *testing.T) {
+	// Every row has a live and a deleted CR in each tenant; rows add what fails.
+	base := []cr{
+		{name: "a1", ns: "team-a"}, {name: "a-gone", ns: "team-a", deleting: true, finalizers: []string{F}},
+		{name: "b1", ns: "team-b"}, {name: "b-gone", ns: "team-b", deleting: true, finalizers: []string{F}},
+	}
+	bPruned := "prune team-b/s1/c1 via team-b/s1/c1 desired=[b1] authoritative=false"
+	tests := []struct {
+		name       string
+		global     bool
+		extra      []cr
+		unreadable []any
+		results    map[string]plugintest.Result
+		connect    map[plugin.Credentials]error
+		pruneErrs  map[plugin.Credentials]error
+		// failFinalizer fails the finalizer write of this CR with a 500.
+		failFinalizer string
+		prunes        []string
+		released      []string
+		held          []string
+		code          int
+		logs          []string
+	}{
+		{
+			name:     "each group's prune gets only its own group's specs",
+			prunes:   []string{"prune team-a/s1/c1 via team-a/s1/c1 desired=[a1] authoritative=false", bPruned},
+			released: []string{"a-gone", "b-gone"},
+		},
+		{
+			name:   "without a per-group prune every prune spares every group's specs",
+			global: true,
+			prunes: []string{"prune team-a/s1/c1 via team-a/s1/c1 desired=[a1 b1] authoritative=false",
+				"prune team-b/s1/c1 via team-b/s1/c1 desired=[a1 b1] authoritative=false"},
+			released: []string{"a-gone", "b-gone"},
+		},
+		{
+			name:     "a failed CR in team-a skips only team-a's prune",
+			results:  map[string]plugintest.Result{"a1": {Err: errors.New("neutron said 500")}},
+			prunes:   []string{bPruned},
+			released: []string{"b-gone"}, held: []string{"a-gone"}, code: 1,
+			logs: []string{"Skipping widget prune for cloud=c1 secret=s1 namespace=team-a; 1 of its CRs failed to reconcile and 0 unreadable CR(s) may belong to it",
+				"Finished reconciling widget(s) with errors; 1 failed to reconcile and 0 could not be read"},
+		},
+		{
+			name:    "without a per-group prune a failed CR in team-a skips every prune",
+			global:  true,
+			results: map[string]plugintest.Result{"a1": {Err: errors.New("neutron said 500")}},
+			held:    []string{"a-gone", "b-gone"}, code: 1,
+			logs: []string{"Skipping widget prune; 1 failed to reconcile and 0 could not be read"},
+		},
+		{
+			name: "a terminal failure in team-a skips only team-a's prune and fails nothing",
+			results: map[string]plugintest.Result{"a1": {Lifecycle: &plugin.Lifecycle{Available: "False",
+				Reason: plugin.ReasonInvalidConfiguration, Message: "no such flavor"}}},
+			prunes:   []string{bPruned},
+			released: []string{"b-gone"}, held: []string{"a-gone"},
+		},
+		{
+			name:     "team-a's cloud unreachable skips only team-a's prune",
+			connect:  map[plugin.Credentials]error{groupA: errors.New("connection refused")},
+			prunes:   []string{bPruned},
+			released: []string{"b-gone"}, held: []string{"a-gone"}, code: 1,
+		},
+		{
+			name:          "a failed finalizer write in team-a skips only team-a's prune",
+			failFinalizer: "a1",
+			prunes:        []string{bPruned},
+			released:      []string{"b-gone"}, held: []string{"a-gone"}, code: 1,
+		},
+		{
+			name:  "an unreadable CR of a known group skips that group alone",
+			extra: []cr{{name: "a3", ns: "team-a", secret: "s2"}},
+			// The unreadable CR names team-a's s1 group; team-a's s2 group is another tenant's
+			// business as far as ownership goes.
+			unreadable: []any{unreadableIn("team-a", "broken", true)},
+			prunes:     []string{"prune team-a/s2/c1 via team-a/s2/c1 desired=[a3] authoritative=false", bPruned},
+			released:   []string{"b-gone"}, held: []string{"a-gone"}, code: 1,
+			logs: []string{"Unreadable Widget team-a/broken stops the prune of credential group cloud=c1 secret=s1 namespace=team-a"},
+		},
+		{
+			name:       "an unreadable CR whose group is unknown skips every group of its namespace",
+			extra:      []cr{{name: "a3", ns: "team-a", secret: "s2"}},
+			unreadable: []any{unreadableIn("team-a", "broken", false)},
+			prunes:     []string{bPruned},
+			released:   []string{"b-gone"}, held: []string{"a-gone"}, code: 1,
+			logs: []string{"Unreadable Widget team-a/broken stops the prune of every credential group of namespace team-a",
+				"Skipping widget prune for cloud=c1 secret=s2 namespace=team-a; 0 of its CRs failed to reconcile and 1 unreadable CR(s) may belong to it"},
+		},
+		{
+			name:       "an unreadable CR whose namespace is unknown skips every prune",
+			unreadable: []any{unreadableIn(nil, "broken", true)},
+			held:       []string{"a-gone", "b-gone"}, code: 1,
+			logs: []string{"Unreadable Widget broken stops the prune of every credential group"},
+		},
+		{
+			name:      "a failed prune in team-a keeps only team-a's finalizer",
+			pruneErrs: map[plugin.Credentials]error{groupA: errors.New("409 in use")},
+			prunes:    []string{"prune team-a/s1/c1 via team-a/s1/c1 desired=[a1] authoritative=false", bPruned},
+			released:  []string{"b-gone"}, held: []string{"a-gone"}, code: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, true)
+			if !tt.global {
+				e.plugin.Meta = plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets",
+					PrunePerGroup: true}
+			}
+			e.plugin.Results = tt.results
+			e.conn.ConnectErrs = tt.connect
+			e.plugin.PruneErrs = tt.pruneErrs
+			if tt.failFinalizer != "" {
+				target := pathIn("team-a", tt.failFinalizer)
+				e.srv.Intercept = func(r kubetest.Request) (int, string, bool) {
+					if r.Method == "PATCH" && r.Path == target {
+						return 500, `{"kind":"Status","code":500}`, true
+					}
+					return 0, "", false
+				}
+			}
+			e.unreadable = tt.unreadable
+			code := e.run(e.plan(append(slices.Clone(base), tt.extra...)...))
+			assert.Equal(t, tt.code, code)
+			var prunes []string
+			for _, j := range e.journal.Entries() {
+				if strings.HasPrefix(j, "prune ") {
+					prunes = append(prunes, j)
+				}
+			}
+			assert.Equal(t, tt.prunes, prunes)
+			for _, n := range tt.released {
+				assert.Empty(t, e.finalizersIn(n), "%s released", n)
+			}
+			for _, n := range tt.held {
+				assert.Equal(t, []any{F}, e.finalizersIn(n), "%s held", n)
+			}
+			for _, l := range tt.logs {
+				assert.Contains(t, e.logs.String(), l)
+			}
+		})
+	}
+}
+
+// finalizersIn reads a CR of either tenant (names are unique across them in these tests).
+func (e *env) finalizersIn(name string) []any {
+	ns := "team-a"
+	if strings.HasPrefix(name, "b") {
+		ns = "team-b"
+	}
+	md, _ := e.srv.Object(pathIn(ns, name))["metadata"].(map[string]any)
+	fs, _ := md["finalizers"].([]any)
+	return fs
+}
