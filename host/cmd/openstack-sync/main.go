@@ -18,6 +18,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
+	"github.com/openstack-sync/openstack-sync/host/internal/lease"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugincmd"
@@ -89,6 +90,13 @@ func deps() hook.Deps {
 			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
 		NewKube: func() (hook.Kube, error) { return kube.New() },
+		NewLeaseStore: func() (lease.Store, error) {
+			c, err := kube.New()
+			if err != nil {
+				return nil, err
+			}
+			return c.Leases(), nil
+		},
 		NewConnector: func(s hook.SecretReader, o hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
 			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
 				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst})

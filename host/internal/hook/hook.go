@@ -21,6 +21,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
+	"github.com/openstack-sync/openstack-sync/host/internal/lease"
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/runner"
@@ -56,6 +57,10 @@ type Deps struct {
 	ReadMetadata func(ctx context.Context, path string, opts LoadOptions) (plugin.Metadata, error)
 	NewKube      func() (Kube, error)
 	NewConnector func(secrets SecretReader, opts ConnectorOptions, log *slog.Logger) plugin.Connector
+	// NewLeaseStore reaches the Leases of high availability (OPENSTACK_SYNC_LEASE_NAME set).
+	NewLeaseStore func() (lease.Store, error)
+	// StandDown, when set, counts a run that stood down because another replica holds the lease.
+	StandDown func()
 	// Sleep and Now default to the real clock; tests replace them.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
@@ -264,6 +269,17 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Error(err.Error())
 		return ExitFail
 	}
+	if cfg.Lease != nil {
+		term, code, ok := acquireLease(ctx, deps, cfg.Lease, log)
+		if !ok {
+			return code
+		}
+		defer term.stop()
+		ctx = term.ctx
+		if contexts = leaseContexts(contexts, cfg.BindingName, term.takeover); len(contexts) == 0 {
+			return ExitOK
+		}
+	}
 	opts := planner.Options{Binding: cfg.BindingName, Kind: cfg.Kind, PodNamespace: cfg.PodNamespace, Log: log}
 	if meta.Lifecycle {
 		opts.ProgressBinding = hookenv.ProgressBinding
@@ -274,7 +290,14 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitFail
 	}
 	rn := &runner.Runner{Plugin: p, Connector: connector, Kube: kube, Config: cfg, Log: log, Sleep: deps.Sleep, Now: deps.Now}
-	return rn.Run(ctx, plan)
+	if cfg.Shard != nil {
+		rn.Spared = spareClaims(contexts, cfg, &plan, log)
+	}
+	code := rn.Run(ctx, plan)
+	if lostLease(ctx, log) {
+		return ExitFail
+	}
+	return code
 }
 
 // probe validates the default credential once per onStartup context (docs/contract.md §8).

@@ -65,7 +65,10 @@ func (h *harness) contexts(v any) *harness {
 	return h
 }
 
-func (h *harness) main(args ...string) int {
+func (h *harness) main(args ...string) int { return h.mainWith(nil, args...) }
+
+// mainWith runs the hook with the harness's doubles, changed by edit.
+func (h *harness) mainWith(edit func(*hook.Deps), args ...string) int {
 	deps := hook.Deps{
 		LoadPlugin: func(_ context.Context, path string, opts hook.LoadOptions) (plugin.Plugin, error) {
 			h.loaded = append(h.loaded, opts)
@@ -83,6 +86,9 @@ func (h *harness) main(args ...string) int {
 			return h.conn
 		},
 		Sleep: func(context.Context, time.Duration) error { return nil },
+	}
+	if edit != nil {
+		edit(&deps)
 	}
 	lookup := func(k string) (string, bool) { v, ok := h.env[k]; return v, ok }
 	return hook.Main(context.Background(), deps, args, lookup, &h.stdout, &h.stderr)

@@ -19,14 +19,17 @@ type Settings struct {
 
 // Watch is one kubernetes binding.
 type Watch struct {
-	Name                 string             `json:"name"`
-	APIVersion           string             `json:"apiVersion"`
-	Kind                 string             `json:"kind"`
-	ExecuteHookOnEvent   []string           `json:"executeHookOnEvent"`
-	JQFilter             string             `json:"jqFilter"`
-	IncludeSnapshotsFrom []string           `json:"includeSnapshotsFrom"`
-	Queue                string             `json:"queue"`
-	Namespace            *NamespaceSelector `json:"namespace,omitempty"`
+	Name               string   `json:"name"`
+	APIVersion         string   `json:"apiVersion"`
+	Kind               string   `json:"kind"`
+	ExecuteHookOnEvent []string `json:"executeHookOnEvent"`
+	// ExecuteHookOnSynchronization false: a watch whose snapshot only rides along.
+	ExecuteHookOnSynchronization *bool              `json:"executeHookOnSynchronization,omitempty"`
+	JQFilter                     string             `json:"jqFilter"`
+	IncludeSnapshotsFrom         []string           `json:"includeSnapshotsFrom,omitempty"`
+	Queue                        string             `json:"queue"`
+	Namespace                    *NamespaceSelector `json:"namespace,omitempty"`
+	LabelSelector                *LabelSelector     `json:"labelSelector,omitempty"`
 }
 
 // NamespaceSelector limits a watch to the listed namespaces.
@@ -79,22 +82,38 @@ func EnabledDocument(c Config) Document {
 		w.Namespace = &NamespaceSelector{}
 		w.Namespace.NameSelector.MatchNames = []string{c.PodNamespace}
 	}
-	d := Document{ConfigVersion: "v1", Settings: settings, Kubernetes: []Watch{w}}
+	snapshots := []string{c.BindingName}
+	watches := []Watch{w}
+	if c.Shard != nil {
+		// The claims watch sees every shard's CRs in the same reach, without the shard's own
+		// selector, and never runs the hook: its snapshot rides along so a prune spares them.
+		claims := w
+		claims.Name = ClaimsBinding(c.BindingName)
+		claims.ExecuteHookOnEvent = []string{}
+		claims.ExecuteHookOnSynchronization = new(bool)
+		claims.IncludeSnapshotsFrom = nil
+		watches = append(watches, claims)
+		snapshots = append(snapshots, claims.Name)
+		watches[0].LabelSelector = c.Shard.LabelSelector
+		if len(c.Shard.Namespaces) > 0 {
+			watches[0].Namespace = &NamespaceSelector{}
+			watches[0].Namespace.NameSelector.MatchNames = c.Shard.Namespaces
+		}
+	}
+	watches[0].IncludeSnapshotsFrom = snapshots
+	d := Document{ConfigVersion: "v1", Settings: settings, Kubernetes: watches}
+	schedule := func(name, crontab string) {
+		d.Schedule = append(d.Schedule, Crontab{Name: name, Crontab: crontab, IncludeSnapshotsFrom: snapshots, Queue: c.BindingName})
+	}
 	if c.SyncCrontab != "" {
-		d.Schedule = []Crontab{{
-			Name:                 ScheduleBinding,
-			Crontab:              c.SyncCrontab,
-			IncludeSnapshotsFrom: []string{c.BindingName},
-			Queue:                c.BindingName,
-		}}
+		schedule(ScheduleBinding, c.SyncCrontab)
 	}
 	if c.ProgressCrontab != "" {
-		d.Schedule = append(d.Schedule, Crontab{
-			Name:                 ProgressBinding,
-			Crontab:              c.ProgressCrontab,
-			IncludeSnapshotsFrom: []string{c.BindingName},
-			Queue:                c.BindingName,
-		})
+		schedule(ProgressBinding, c.ProgressCrontab)
+	}
+	if c.Lease != nil {
+		// The snapshot rides along: a run that takes the lease over reconciles every CR.
+		schedule(LeaseBinding, LeaseCrontab)
 	}
 	return d
 }

@@ -46,6 +46,10 @@ type Config struct {
 	ReadyBudget time.Duration
 	// PodNamespace is POD_NAMESPACE, "" when unset.
 	PodNamespace string
+	// Lease is the plugin's high-availability lease; nil with one replica.
+	Lease *Lease
+	// Shard is the part of the kind's CRs this release reconciles; nil for all of them.
+	Shard *Shard
 }
 
 // Group, Version and Plural address the CRD in API requests.
@@ -205,6 +209,12 @@ func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
 		return Config{}, err
 	}
 	if c.ReadyBudget, err = Seconds(lookup, prefix+"_READY_BUDGET", DefaultReadyBudget); err != nil {
+		return Config{}, err
+	}
+	if c.Lease, err = LoadLease(lookup, bindingName); err != nil {
+		return Config{}, err
+	}
+	if c.Shard, err = LoadShard(lookup, c.PodNamespace); err != nil {
 		return Config{}, err
 	}
 	return c, nil

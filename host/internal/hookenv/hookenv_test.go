@@ -127,6 +127,30 @@ func TestConfigDocumentGolden(t *testing.T) {
 		{golden: "enabled-lifecycle-custom.json", lifecycle: true, env: with(base(), "POD_NAMESPACE", "openstack", "P_PROGRESS_CRONTAB", " */10 * * * * * ")},
 		{golden: "enabled-cluster-wide.json", lifecycle: true, env: with(base(), "POD_NAMESPACE", "", "P_PROGRESS_CRONTAB", "")},
 		{golden: "enabled-namespaced.json", env: with(base(), "POD_NAMESPACE", "openstack", "P_SYNC_CRONTAB", "0 * * * *", "P_PROGRESS_CRONTAB", "* * * * * *")},
+		// High availability adds the lease schedule, which carries the snapshot for a takeover.
+		{golden: "enabled-ha.json", env: with(base(), "POD_NAMESPACE", "openstack", "OPENSTACK_SYNC_LEASE_NAME", "oso",
+			"OPENSTACK_SYNC_LEASE_NAMESPACE", "openstack", "OPENSTACK_SYNC_LEASE_HOLDER", "oso-7d9f-x2")},
+		// A shard selects its CRs and watches every shard's for the prune, in the same reach.
+		{golden: "enabled-shard-labels.json", env: with(base(), "POD_NAMESPACE", "openstack", "P_SYNC_CRONTAB", "0 * * * *",
+			"OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchLabels": {"shard": "a"}, "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["x"]}]}`)},
+		{golden: "enabled-shard-namespaces.json", env: with(base(), "POD_NAMESPACE", "",
+			"OPENSTACK_SYNC_SHARD_NAMESPACES", " team-b,team-a , team-b")},
+		{env: with(base(), "POD_NAMESPACE", "openstack", "OPENSTACK_SYNC_SHARD_NAMESPACES", "team-a"),
+			err: "OPENSTACK_SYNC_SHARD_NAMESPACES needs a cluster-wide hook (POD_NAMESPACE unset, the chart's rbac.clusterWide): POD_NAMESPACE=openstack limits the hook to that namespace"},
+		{env: with(base(), "OPENSTACK_SYNC_SHARD_NAMESPACES", "team-a,Team_B"), err: `OPENSTACK_SYNC_SHARD_NAMESPACES holds "Team_B", which is not a namespace name`},
+		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchLabel": {"shard": "a"}}`),
+			err: `OPENSTACK_SYNC_SHARD_LABEL_SELECTOR must be a label selector as JSON ({"matchLabels": {...}, "matchExpressions": [...]}): json: unknown field "matchLabel"`},
+		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{}`), err: "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR selects every CR"},
+		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchExpressions": [{"key": "shard", "operator": "In"}]}`),
+			err: "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR matchExpressions[0] (shard In) needs values"},
+		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchExpressions": [{"key": "shard", "operator": "Exists", "values": ["a"]}]}`),
+			err: "matchExpressions[0] (shard Exists) takes no values"},
+		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchExpressions": [{"key": "shard", "operator": "Is"}]}`),
+			err: `matchExpressions[0] has operator "Is"; want In, NotIn, Exists or DoesNotExist`},
+		{env: with(base(), "OPENSTACK_SYNC_LEASE_NAME", "oso", "OPENSTACK_SYNC_LEASE_NAMESPACE", "openstack"),
+			err: "OPENSTACK_SYNC_LEASE_HOLDER is required"},
+		{env: with(base(), "OPENSTACK_SYNC_LEASE_NAME", "oso", "OPENSTACK_SYNC_LEASE_NAMESPACE", "openstack",
+			"OPENSTACK_SYNC_LEASE_HOLDER", "p", "OPENSTACK_SYNC_LEASE_DURATION", "60.5"), err: "OPENSTACK_SYNC_LEASE_DURATION must be whole seconds, at least 40"},
 		{env: map[string]string{"P_ENABLED": "TRUE"}, err: "P_ENABLED must be true or false"},
 		{env: with(base(), "P_CRD_KIND", ""), err: "P_CRD_KIND is required"},
 		{env: with(base(), "P_READY_DELAY", "soon"), err: "P_READY_DELAY must be a number"},
@@ -139,6 +163,9 @@ func TestConfigDocumentGolden(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			if os.Getenv("UPDATE_GOLDEN") != "" {
+				require.NoError(t, os.WriteFile(filepath.Join("testdata", tt.golden), doc.Marshal(), 0o644))
+			}
 			want, err := os.ReadFile(filepath.Join("testdata", tt.golden))
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(doc.Marshal()))

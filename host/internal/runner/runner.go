@@ -50,6 +50,10 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now stamps status times; nil is time.Now.
 	Now func() time.Time
+	// Spared are the live CRs other shards reconcile (docs/scaling.md): every prune of the pass
+	// spares their specs too (a per-group prune those of its group), since ownership markers do
+	// not name the shard.
+	Spared []*resource.Resource
 
 	noun     string
 	meta     plugin.Metadata

@@ -101,5 +101,10 @@ func (rn *Runner) pruneSpecs(plan planner.Plan, desired map[plugin.Credentials][
 	for _, cr := range crs {
 		specs = append(specs, cr.Spec)
 	}
+	for _, cr := range rn.Spared {
+		if !rn.meta.PrunePerGroup || cr.Credentials == c {
+			specs = append(specs, cr.Spec)
+		}
+	}
 	return specs
 }
