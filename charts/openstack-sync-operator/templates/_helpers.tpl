@@ -160,7 +160,7 @@ the CRD itself in the values (hook.crdYAML, e.g. helm --set-file), so nobody for
 {{- end -}}
 {{- end -}}
 {{- $env := dict -}}
-{{- $reserved := list "POD_NAMESPACE" "OPENSTACK_SYNC_CACHE_DIR" "SHELL_OPERATOR_HOOKS_DIR" "SHELL_OPERATOR_TMP_DIR" "SHELL_OPERATOR_LISTEN_PORT" "DEBUG_UNIX_SOCKET" -}}
+{{- $reserved := list "POD_NAMESPACE" "OPENSTACK_SYNC_CACHE_DIR" "SHELL_OPERATOR_HOOKS_DIR" "SHELL_OPERATOR_TMP_DIR" "SHELL_OPERATOR_LISTEN_PORT" "DEBUG_UNIX_SOCKET" "OPENSTACK_SYNC_LEASE_NAME" "OPENSTACK_SYNC_LEASE_NAMESPACE" "OPENSTACK_SYNC_LEASE_HOLDER" "OPENSTACK_SYNC_LEASE_DURATION" "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR" "OPENSTACK_SYNC_SHARD_NAMESPACES" -}}
 {{- range $n := keys (.Values.env | default dict) | sortAlpha -}}
 {{- if hasKey $hookEnv $n -}}
 {{- fail (printf "env.%s collides with a variable a plugin's hook sets" $n) -}}
@@ -213,4 +213,28 @@ chmod 0755 "$HOOKS_DIR/{{ $h.wrapper }}"
 {{- end }}
 {{- end }}
 echo "verify-plugins: ok"
+{{- end -}}
+
+{{/* oso.ha: "true" when the replicas elect an active one per plugin through Leases. */}}
+{{- define "oso.ha" -}}
+{{- if kindIs "bool" .Values.ha.enabled -}}
+{{- .Values.ha.enabled -}}
+{{- else -}}
+{{- gt (int .Values.replicaCount) 1 -}}
+{{- end -}}
+{{- end -}}
+
+{{/* oso.shardEnv: the shard's selector for the hooks, as OPENSTACK_SYNC_SHARD_* env entries. */}}
+{{- define "oso.shardEnv" -}}
+{{- with .Values.shard.labelSelector }}
+- name: OPENSTACK_SYNC_SHARD_LABEL_SELECTOR
+  value: {{ toJson . | quote }}
+{{- end }}
+{{- with .Values.shard.namespaces }}
+{{- if not $.Values.rbac.clusterWide }}
+{{- fail "shard.namespaces needs rbac.clusterWide: true (a namespaced release watches only its own namespace)" }}
+{{- end }}
+- name: OPENSTACK_SYNC_SHARD_NAMESPACES
+  value: {{ join "," . | quote }}
+{{- end }}
 {{- end -}}
