@@ -1,7 +1,9 @@
 package pdk
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -273,4 +275,33 @@ func TestRegisteredIsACopy(t *testing.T) {
 	assert.Equal(t, "x", again.Metadata.Name)
 	assert.Equal(t, []string{"v2.0/a"}, again.Metadata.Grants[0].Paths, "a test cannot widen what the module serves")
 	assert.NotNil(t, again.Reconcile)
+}
+
+func TestDecodeSpecRefusesUnknownFields(t *testing.T) {
+	type spec struct {
+		Name string `json:"name"`
+	}
+	cases := []struct {
+		spec string
+		want string
+	}{
+		{`{"name": "a"}`, ""},
+		{`{"name": "a", "nmae": "b"}`, `spec: json: unknown field "nmae"`},
+		{`{"name": 5}`, "spec: json: cannot unmarshal number"},
+		{``, "the CR has no spec"},
+	}
+	for _, c := range cases {
+		req := ReconcileRequest{Spec: json.RawMessage(c.spec)}
+		var s spec
+		err := req.DecodeSpec(&s)
+		if c.want == "" {
+			if err != nil || s.Name != "a" {
+				t.Errorf("%s: got %+v, %v", c.spec, s, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.spec, err, c.want)
+		}
+	}
 }

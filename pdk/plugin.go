@@ -1,6 +1,7 @@
 package pdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -147,12 +148,17 @@ type ReconcileRequest struct {
 	Status map[string]any `json:"status,omitempty"`
 }
 
-// DecodeSpec decodes the CR's spec into v (a pointer to the author's spec struct).
+// DecodeSpec decodes the CR's spec into v (a pointer to the author's spec struct). A field the
+// struct does not know is an error: the API server prunes fields the CRD does not declare, so
+// one that arrives is a CRD and plugin out of step, or a spec that never went through the API
+// server, and guessing what it meant could change the wrong resource.
 func (r *ReconcileRequest) DecodeSpec(v any) error {
 	if len(r.Spec) == 0 {
 		return fmt.Errorf("%s: the CR has no spec", r.Object)
 	}
-	if err := json.Unmarshal(r.Spec, v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(r.Spec))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%s: spec: %w", r.Object, err)
 	}
 	return nil
