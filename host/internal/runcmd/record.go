@@ -3,32 +3,41 @@ package runcmd
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
-// call is one OpenStack request a plugin made.
-type call struct {
+// Call is one OpenStack request a plugin made.
+type Call struct {
 	Cloud, Service, Method, Path string
 	Status                       int    // 0 when no response came back
 	Error                        string // the session's error
 	Sent                         bool
 	// Body is a write's request body; Planned says what a dry run answered in its place.
 	Body, Planned string
+	// Created is the id (or uuid) of what a sent POST made, when its answer names one.
+	Created string
 }
 
 // journal records every request of a run, in order.
 type journal struct {
 	mu    sync.Mutex
-	calls []call
+	calls []Call
 }
 
-func (j *journal) add(c call) {
+func (j *journal) add(c Call) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.calls = append(j.calls, c)
+}
+
+func (j *journal) snapshot() []Call {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.calls)
 }
 
 // recordingConnector hands out sessions that record every request and, in a dry run, send only
@@ -58,7 +67,7 @@ type session struct {
 }
 
 func (s session) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {
-	c := call{Cloud: s.cloud, Service: req.Service, Method: req.Method, Path: req.Path}
+	c := Call{Cloud: s.cloud, Service: req.Service, Method: req.Method, Path: req.Path}
 	if isWrite(req.Method) {
 		c.Body = string(req.Body)
 	}
@@ -74,9 +83,24 @@ func (s session) Do(ctx context.Context, req plugin.Request) (*plugin.Response, 
 		c.Error = err.Error()
 	} else {
 		c.Status = resp.StatusCode
+		if req.Method == http.MethodPost && resp.StatusCode/100 == 2 {
+			c.Created = createdID(resp.Body)
+		}
 	}
 	s.j.add(c)
 	return resp, err
+}
+
+// createdID reads the id of a created resource from its answer, Neutron's ({"flavor": {"id"}})
+// or Ironic's ({"uuid"}).
+func createdID(body []byte) string {
+	obj, _ := decodeObject(body)
+	for _, k := range []string{"id", "uuid"} {
+		if id, ok := obj[k].(string); ok {
+			return id
+		}
+	}
+	return ""
 }
 
 func isWrite(method string) bool { return method != http.MethodGet && method != http.MethodHead }

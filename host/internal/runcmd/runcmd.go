@@ -8,27 +8,20 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 
-	"golang.org/x/time/rate"
 	"sigs.k8s.io/yaml"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
-	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
-	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 	"github.com/openstack-sync/openstack-sync/host/internal/status"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
 const usage = `usage: openstack-sync run --plugin FILE (--clouds clouds.yaml [--cloud NAME] | --embedded-cloud)
@@ -147,16 +140,9 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, embe
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) {
-	if _, err := os.Stat(o.clouds); err != nil {
-		return 0, fmt.Errorf("--clouds: %w", err)
-	}
-	quiet := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	info, err := wasm.Inspect(ctx, o.plugin, wasm.Options{Logger: quiet})
+	clouds, err := os.ReadFile(o.clouds)
 	if err != nil {
-		return 0, err
-	}
-	if info.Probe {
-		return 0, fmt.Errorf("%s is a connectivity probe; it reconciles no CRs", info.Name)
+		return 0, fmt.Errorf("--clouds: %w", err)
 	}
 	live, err := readCRs(o.files, o, false)
 	if err != nil {
@@ -166,78 +152,19 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	all := append(live, gone...)
-	apiVersion, kind, err := oneKind(all)
-	if err != nil {
-		return 0, err
-	}
-	st := &store{objects: map[string]map[string]any{}, clouds: o.clouds}
-	items := []any{}
-	for _, obj := range all {
-		meta := obj["metadata"].(map[string]any)
-		k := key(meta["namespace"].(string), meta["name"].(string))
-		if _, dup := st.objects[k]; dup {
-			return 0, fmt.Errorf("two CRs are named %s", k)
-		}
-		st.objects[k] = obj
-		items = append(items, map[string]any{"object": obj})
-	}
-	binding := info.BindingName
-	contexts, err := json.Marshal([]any{map[string]any{"binding": binding, "type": "Synchronization",
-		"objects": items, "snapshots": map[string]any{binding: items}}})
-	if err != nil {
-		return 0, err
-	}
-	ctxFile, err := os.CreateTemp("", "openstack-sync-run-*.json")
-	if err != nil {
-		return 0, err
-	}
-	defer os.Remove(ctxFile.Name())
-	if _, err := ctxFile.Write(contexts); err != nil {
-		ctxFile.Close()
-		return 0, err
-	}
-	ctxFile.Close()
-
-	p := info.EnvPrefix
-	group, _, _ := strings.Cut(apiVersion, "/")
-	plural := cmp.Or(o.resource, strings.ToLower(kind)+"s")
-	env := map[string]string{
-		"BINDING_CONTEXT_PATH": ctxFile.Name(), "POD_NAMESPACE": o.namespace,
-		"LOG_LEVEL":    cmp.Or(os.Getenv("LOG_LEVEL"), "info"),
-		p + "_ENABLED": "true", p + "_STATUS_ENABLED": "true", p + "_PRUNE": fmt.Sprint(o.prune),
-		p + "_CRD_API_VERSION": apiVersion, p + "_CRD_KIND": kind, p + "_CRD_RESOURCE": plural + "." + group,
-		p + "_READY_RETRIES": "1", p + "_READY_DELAY": "0",
-	}
+	set := map[string]string{}
 	for _, kv := range o.set {
 		k, v, _ := strings.Cut(kv, "=")
-		env[p+"_"+k] = v
+		set[k] = v
 	}
-	// The sandbox settings and the cache location come from the shell, as for the hook.
-	lookup := func(k string) (string, bool) {
-		if v, ok := env[k]; ok {
-			return v, true
-		}
-		if k == wasm.CacheDirEnv || k == "XDG_CACHE_HOME" || k == "HOME" || strings.HasPrefix(k, "OPENSTACK_SYNC_WASM_") {
-			return os.LookupEnv(k)
-		}
-		return "", false
+	out, err := Pass{Plugin: o.plugin, Clouds: clouds, Cloud: o.cloud, Namespace: o.namespace, Resource: o.resource,
+		Prune: o.prune, DryRun: o.dryRun, Set: set, Live: live, Deleted: gone, Log: stderr,
+		LogLevel: cmp.Or(os.Getenv("LOG_LEVEL"), "info")}.Run(ctx)
+	if err != nil {
+		return 0, err
 	}
-	j := &journal{}
-	ids := &atomic.Int64{}
-	deps := hook.Deps{
-		LoadPlugin: func(ctx context.Context, path string, lo hook.LoadOptions) (plugin.Plugin, error) {
-			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger})
-		},
-		NewKube: func() (hook.Kube, error) { return st, nil },
-		NewConnector: func(s hook.SecretReader, co hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
-			return recordingConnector{Connector: openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: co.Plugin,
-				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: o.dryRun, ids: ids}
-		},
-	}
-	code := hook.Main(ctx, deps, []string{"--plugin", o.plugin}, lookup, io.Discard, stderr)
-	report(stdout, info, st, all, j, o.dryRun)
-	return code, nil
+	report(stdout, out, o.dryRun)
+	return out.Code, nil
 }
 
 // readCRs reads every document of the files as one CR; deleted ones are given a deletion time
@@ -257,7 +184,7 @@ func readCRs(files []string, o options, deleted bool) ([]map[string]any, error) 
 			if len(obj) == 0 {
 				continue
 			}
-			if err := complete(obj, o, deleted); err != nil {
+			if err := complete(obj, o.namespace, o.cloud, deleted); err != nil {
 				return nil, fmt.Errorf("%s document %d: %w", f, i+1, err)
 			}
 			out = append(out, obj)
@@ -278,14 +205,14 @@ func splitYAML(b []byte) [][]byte {
 
 // complete fills in what the API server would have set on a stored CR, and points its
 // credentials at the run's clouds.yaml.
-func complete(obj map[string]any, o options, deleted bool) error {
+func complete(obj map[string]any, namespace, cloud string, deleted bool) error {
 	meta, _ := obj["metadata"].(map[string]any)
 	if meta == nil || meta["name"] == nil {
 		return errors.New("metadata.name is missing")
 	}
 	name, _ := meta["name"].(string)
 	if meta["namespace"] == nil {
-		meta["namespace"] = o.namespace
+		meta["namespace"] = namespace
 	}
 	ns, _ := meta["namespace"].(string)
 	if meta["uid"] == nil {
@@ -313,8 +240,8 @@ func complete(obj map[string]any, o options, deleted bool) error {
 		ref = map[string]any{"secretName": "clouds-yaml"}
 		spec["cloudCredentialsRef"] = ref
 	}
-	if o.cloud != "" {
-		ref["cloudName"] = o.cloud
+	if cloud != "" {
+		ref["cloudName"] = cloud
 	}
 	if ref["cloudName"] == nil {
 		return errors.New("spec.cloudCredentialsRef.cloudName is missing; pass --cloud")
@@ -344,18 +271,15 @@ func oneKind(objs []map[string]any) (apiVersion, kind string, err error) {
 
 // report prints each CR's status, notes and finalizers after the pass, then every request, then
 // (dry run) the write plan with each write's body.
-func report(w io.Writer, info wasm.Info, st *store, objs []map[string]any, j *journal, dryRun bool) {
-	fmt.Fprintf(w, "plugin %s %s\n", info.Name, info.Version)
-	for _, obj := range objs {
-		meta := obj["metadata"].(map[string]any)
-		k := key(meta["namespace"].(string), meta["name"].(string))
-		now := st.objects[k]
+func report(w io.Writer, out Outcome, dryRun bool) {
+	fmt.Fprintf(w, "plugin %s %s\n", out.Info.Name, out.Info.Version)
+	for _, now := range out.CRs {
 		nm, _ := now["metadata"].(map[string]any)
 		deleting := ""
-		if meta["deletionTimestamp"] != nil {
+		if nm["deletionTimestamp"] != nil {
 			deleting = " (deleted)"
 		}
-		fmt.Fprintf(w, "\n%s %s%s\n", obj["kind"], k, deleting)
+		fmt.Fprintf(w, "\n%s %s%s\n", now["kind"], key(nm["namespace"].(string), nm["name"].(string)), deleting)
 		if status, ok := now["status"].(map[string]any); ok {
 			b, _ := yaml.Marshal(map[string]any{"status": status})
 			fmt.Fprint(w, indent(string(b)))
@@ -377,7 +301,7 @@ func report(w io.Writer, info wasm.Info, st *store, objs []map[string]any, j *jo
 		heading += " (dry run: writes were not sent)"
 	}
 	fmt.Fprintln(w, heading+":")
-	for _, c := range j.calls {
+	for _, c := range out.Calls {
 		result := fmt.Sprint(c.Status)
 		switch {
 		case c.Error != "":
@@ -392,7 +316,7 @@ func report(w io.Writer, info wasm.Info, st *store, objs []map[string]any, j *jo
 	}
 	n := 0
 	fmt.Fprintln(w, "\nWrite plan:")
-	for _, c := range j.calls {
+	for _, c := range out.Calls {
 		if c.Sent {
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -18,7 +17,7 @@ import (
 type store struct {
 	mu      sync.Mutex
 	objects map[string]map[string]any // namespace/name -> object
-	clouds  string                    // the clouds.yaml file
+	clouds  []byte                    // the clouds.yaml every Secret holds
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }
@@ -88,11 +87,7 @@ func (s *store) Finalizers(_ context.Context, t kubeapi.Target) ([]string, error
 	return out, nil
 }
 
-// GetSecretData answers every credential Secret with the clouds.yaml file: a run has one.
+// GetSecretData answers every credential Secret with the clouds.yaml: a run has one.
 func (s *store) GetSecretData(context.Context, string, string) (map[string][]byte, error) {
-	b, err := os.ReadFile(s.clouds)
-	if err != nil {
-		return nil, fmt.Errorf("--clouds: %w", err)
-	}
-	return map[string][]byte{"clouds.yaml": b}, nil
+	return map[string][]byte{"clouds.yaml": s.clouds}, nil
 }
