@@ -29,14 +29,15 @@ import (
 //   - A project sees its own objects; an admin sees all.
 type Collection struct {
 	// Path is the collection's path under the Neutron endpoint, e.g. "v2.0/address-scopes".
-	Path string
+	Path string `json:"path"`
 	// Key is the singular body key, e.g. "address_scope"; lists use Plural (default Key+"s").
-	Key, Plural string
+	Key    string `json:"key"`
+	Plural string `json:"plural,omitempty"`
 	// Attributes, when set, are the only attributes a create or update may send (besides
 	// project_id/tenant_id on create); unset accepts any.
-	Attributes []string
+	Attributes []string `json:"attributes,omitempty"`
 	// Tags turns Neutron's tag support on for this collection.
-	Tags bool
+	Tags bool `json:"tags,omitempty"`
 }
 
 var collectionPath = regexp.MustCompile(`^v2\.0/[a-z0-9_-]+$`)
