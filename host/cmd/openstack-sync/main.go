@@ -36,8 +36,8 @@ commands:
           run one plugin as a shell-operator hook
   run --plugin <file> --clouds <clouds.yaml> [--dry-run] CR.yaml...
           one hook pass without Kubernetes, printing statuses and OpenStack requests
-  plugin inspect|verify|push|pull ...
-          look into a plugin module without a cluster (openstack-sync plugin help)
+  plugin new|inspect|verify|push|pull ...
+          write, look into and ship a plugin module without a cluster (openstack-sync plugin help)
   version print the version
 `
 

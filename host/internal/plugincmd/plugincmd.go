@@ -28,6 +28,8 @@ const (
 const usage = `usage: openstack-sync plugin <command> [arguments]
 
 commands:
+  new [--dir DIR] [--module M] [--group G] [--kind K] [--path v2.0/C] [--key K] [--pdk DIR] [--host-module DIR] NAME
+          write a new plugin module (plugin, tests, conformance suite, CRD, example CR, Makefile)
   inspect [--json] FILE
           what the module declares (name, version, grants, cleanup, ABI) and is made of
   verify [--sha256 DIGEST] [--grants FILE] FILE...
@@ -45,6 +47,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "new":
+		return newPlugin(args[1:], stdout, stderr)
 	case "inspect":
 		return inspect(ctx, args[1:], stdout, stderr)
 	case "verify":

@@ -179,3 +179,21 @@ func TestUsage(t *testing.T) {
 		assert.Contains(t, errOut, c.want, c.args)
 	}
 }
+
+func TestNew(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "scopes")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, Main(context.Background(), []string{"new", "--dir", dir, "--group", "net.example.com", "neutron-address-scopes"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "wrote "+dir+":\n  Makefile\n")
+	crd, err := os.ReadFile(filepath.Join(dir, "crd.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(crd), "name: neutronaddressscopes.net.example.com")
+
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, 1, Main(context.Background(), []string{"new", "--dir", dir, "neutron-address-scopes"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "is not empty")
+	errOut.Reset()
+	assert.Equal(t, 2, Main(context.Background(), []string{"new"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "want exactly one NAME")
+}
