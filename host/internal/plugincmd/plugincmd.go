@@ -97,7 +97,9 @@ func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "openstack-sync plugin inspect: want exactly one FILE")
 		return exitUsage
 	}
-	info, err := wasm.Inspect(ctx, fs.Arg(0), loadOptions(stderr))
+	// The metadata record of an earlier load (the hook's, verify's, a first inspect's) answers
+	// without running guest code; the module is still compiled and checked.
+	info, recorded, err := wasm.InspectRecorded(ctx, fs.Arg(0), loadOptions(stderr))
 	if err != nil {
 		fmt.Fprintln(stderr, "openstack-sync plugin inspect:", err)
 		return exitFail
@@ -111,11 +113,11 @@ func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	printInfo(stdout, info)
+	printInfo(stdout, info, recorded)
 	return exitOK
 }
 
-func printInfo(w io.Writer, info wasm.Info) {
+func printInfo(w io.Writer, info wasm.Info, recorded bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	or := func(s, dflt string) string {
 		if s == "" {
@@ -138,6 +140,8 @@ func printInfo(w io.Writer, info wasm.Info) {
 		{"probe", fmt.Sprint(info.Probe)},
 		{"prune", fmt.Sprint(info.HasPrune)},
 		{"cleanup", fmt.Sprintf("PRUNE=true: %s; PRUNE=false: %s", info.Cleanup.WhenPrune, info.Cleanup.WhenNoPrune)},
+		{"metadata", map[bool]string{true: "from the record of an earlier load (no guest code run)",
+			false: "read by running the module's metadata entry point in the sandbox"}[recorded]},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])

@@ -197,3 +197,33 @@ func TestNew(t *testing.T) {
 	assert.Equal(t, 2, Main(context.Background(), []string{"new"}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "want exactly one NAME")
 }
+
+// The second inspect of a module reads its metadata from the record the first one wrote, without
+// running guest code: an edited record (same module, so same digest) is what it shows.
+func TestInspectReadsTheRecordWithoutRunningTheModule(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv(wasm.CacheDirEnv, cache)
+	path := guest(t, "scopes")
+	code, out, errOut := runCmd(t, "inspect", path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "metadata:     read by running the module's metadata entry point in the sandbox")
+
+	records, err := filepath.Glob(filepath.Join(cache, "metadata", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	raw, err := os.ReadFile(records[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(records[0], bytes.Replace(raw, []byte(`"0.3.1"`), []byte(`"9.9.9-from-record"`), 1), 0o644))
+
+	code, out, errOut = runCmd(t, "inspect", path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "metadata:     from the record of an earlier load (no guest code run)")
+	assert.Contains(t, out, "version:      9.9.9-from-record", "the record answered, not the module")
+	assert.Contains(t, out, "openstack_sync_abi_v1 () -> ()", "imports and exports come from the compiled module")
+
+	// A record that breaks the metadata rules is not trusted: the module answers.
+	require.NoError(t, os.WriteFile(records[0], []byte(`{"abi_version": 1}`), 0o644))
+	code, out, _ = runCmd(t, "inspect", path)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "version:      0.3.1")
+}

@@ -3,6 +3,8 @@ package wasm
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"os"
 	"slices"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
@@ -53,6 +55,72 @@ func Inspect(ctx context.Context, path string, o Options) (Info, error) {
 	}
 	defer p.Close(ctx)
 	return p.Info(), nil
+}
+
+// InspectRecorded is Inspect without running guest code when it can be: when the module's
+// metadata record exists (metadata.go; any earlier load through the same cache wrote it), the
+// metadata is read from the record and the module is only compiled (through the compilation
+// cache) and checked, never instantiated. Without a record it is Inspect, which writes one.
+// recorded says which path was taken. Operator settings (Options.Grants, a digest pin) are not
+// applied here: `plugin verify` checks those with Inspect.
+func InspectRecorded(ctx context.Context, path string, opts Options) (info Info, recorded bool, err error) {
+	o, err := opts.fromEnv()
+	if err != nil {
+		return Info{}, false, &LoadError{Path: path, Reason: "invalid sandbox configuration", Err: err}
+	}
+	dir := o.cacheDir()
+	if o.NoCache || dir == "" {
+		info, err = Inspect(ctx, path, opts)
+		return info, false, err
+	}
+	wasmBytes, digest, err := readModule(path)
+	if err != nil {
+		return Info{}, false, err
+	}
+	raw, err := os.ReadFile(recordPath(dir, digest))
+	if err != nil {
+		info, err = Inspect(ctx, path, opts)
+		return info, false, err
+	}
+	m, err := parseMetadata(path, raw)
+	if err != nil {
+		o.Logger.Warn("ignoring an invalid metadata record; loading the module", "plugin", pluginName(path), "error", err.Error())
+		info, err = Inspect(ctx, path, opts)
+		return info, false, err
+	}
+	p := &Plugin{path: path, name: m.Name, opts: o, sha256: digest, size: len(wasmBytes), declared: *m, log: o.Logger}
+	defer p.Close(ctx)
+	// The checks load makes before it instantiates anything, in the same order.
+	if wasmBytes, err = limitStructure(path, wasmBytes); err != nil {
+		return Info{}, true, err
+	}
+	p.cache, _ = openCache(o)
+	if p.runtime, err = newRuntime(ctx, o, p.cache, p); err != nil {
+		return Info{}, true, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
+	}
+	p.compiled, err = compileWithin(ctx, path, p.runtime, wasmBytes, o.CompileTimeout)
+	if le, ok := err.(*LoadError); ok {
+		p.runtime, p.cache = nil, nil
+		return Info{}, true, le
+	}
+	if err != nil {
+		return Info{}, true, &LoadError{Path: path, Reason: "not a valid WebAssembly module", Err: err}
+	}
+	if err := validate(path, p.compiled); err != nil {
+		return Info{}, true, err
+	}
+	exports := p.compiled.ExportedFunctions()
+	for entry, declared := range map[string]bool{EntryPrune: m.HasPrune, EntryDelete: m.HasDelete} {
+		if _, ok := exports[entry]; declared && !ok {
+			return Info{}, true, &LoadError{Path: path, Reason: fmt.Sprintf("metadata: declares %s but the module does not export %q", entry, entry)}
+		}
+	}
+	p.prefix = cmp.Or(o.EnvPrefix, m.EnvPrefix)
+	if p.prefix == "" {
+		return Info{}, true, &LoadError{Path: path, Reason: "metadata: env_prefix is empty"}
+	}
+	p.whenPrune, p.whenNoPrune, _ = m.cleanupPolicies()
+	return p.Info(), true, nil
 }
 
 // Info describes the loaded module.
