@@ -1,5 +1,6 @@
 // Package kube is the hook's Kubernetes client (client-go): JSON patches of CR metadata, merge
-// patches of the status subresource, reads of CR finalizers and of credential Secrets.
+// patches of the status subresource, reads of CR finalizers and of credential Secrets, and the
+// Events (events.k8s.io/v1) recorded about CRs.
 //
 // It speaks raw paths rather than typed clients because the CRD is known only at run time, and it
 // keeps each rejected request's status code and body: the framework's verify-on-reject rules
@@ -129,6 +130,27 @@ func (c *Client) GetSecretData(ctx context.Context, namespace, name string) (map
 		return nil, fmt.Errorf("reading secret %s/%s: %w", namespace, name, err)
 	}
 	return secret.Data, nil
+}
+
+func eventPath(namespace string, name ...string) []string {
+	return append([]string{"/apis/events.k8s.io/v1/namespaces", namespace, "events"}, name...)
+}
+
+// CreateEvent creates an events.k8s.io/v1 Event; a taken name is an APIError with code 409.
+func (c *Client) CreateEvent(ctx context.Context, namespace string, body []byte) error {
+	_, err := do(ctx, c.rest.Post().AbsPath(eventPath(namespace)...).Body(body))
+	return err
+}
+
+// GetEvent reads an Event as raw JSON.
+func (c *Client) GetEvent(ctx context.Context, namespace, name string) ([]byte, error) {
+	return do(ctx, c.rest.Get().AbsPath(eventPath(namespace, name)...))
+}
+
+// UpdateEvent replaces an Event; a stale resourceVersion is an APIError with code 409.
+func (c *Client) UpdateEvent(ctx context.Context, namespace, name string, body []byte) error {
+	_, err := do(ctx, c.rest.Put().AbsPath(eventPath(namespace, name)...).Body(body))
+	return err
 }
 
 // do sends req and turns an error status into an APIError carrying the code and body.

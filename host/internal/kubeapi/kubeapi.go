@@ -77,3 +77,24 @@ func IsNotFound(err error) bool {
 	ae, ok := AsAPIError(err)
 	return ok && ae.Code == http.StatusNotFound
 }
+
+// Event is one Kubernetes Event (events.k8s.io/v1) about a CR.
+type Event struct {
+	Regarding ObjectRef
+	// Type is Normal or Warning.
+	Type string
+	// Reason is a CamelCase word an operator can filter on; Action is what the host was doing.
+	Reason, Action string
+	Note           string
+}
+
+// ObjectRef is the object an Event is about.
+type ObjectRef struct {
+	APIVersion, Kind, Namespace, Name, UID string
+}
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
