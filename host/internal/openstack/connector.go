@@ -22,8 +22,10 @@
 //     a bad request. Messages are stable from run to run.
 //   - GET, HEAD, PUT and DELETE are retried with exponential backoff and full jitter on connection
 //     failures, timeouts and 502/503/504; any method is retried when the request never left (the
-//     connection was refused) and after 429, honouring Retry-After. A POST or PATCH that may have
-//     reached the server is never re-sent. A 401 triggers one re-authentication and re-send.
+//     connection was refused) and after 429. A Retry-After on a 429 or 503 is honoured up to
+//     MaxRetryAfter and never past the context's deadline (the run's time budget); past either,
+//     the answer goes to the plugin at once. A POST or PATCH that may have reached the server is
+//     never re-sent. A 401 triggers one re-authentication and re-send.
 package openstack
 
 import (
@@ -38,6 +40,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
@@ -70,13 +73,16 @@ type Options struct {
 	RetryBaseDelay time.Duration
 	// RetryMaxDelay caps one backoff. Default 10s.
 	RetryMaxDelay time.Duration
-	// MaxRetryAfter is the longest Retry-After (429) the session waits for; a longer one returns
-	// the 429 to the plugin. Default 60s.
+	// MaxRetryAfter is the longest Retry-After (429, or 503 on a method safe to repeat) the
+	// session waits for; a longer one, or one past the context's deadline, returns the answer to
+	// the plugin. Default 60s.
 	MaxRetryAfter time.Duration
 	// RateLimit is the plugin's request rate limit in requests per second; 0 means unlimited.
 	RateLimit rate.Limit
 	// RateBurst is the limiter's burst. Default 1.
 	RateBurst int
+	// Metrics counts requests, their latency and retry waits; nil records nothing.
+	Metrics metrics.Recorder
 	// Transport replaces the HTTP transport (tests). Default: a clone of http.DefaultTransport
 	// with the cloud's TLS settings.
 	Transport http.RoundTripper

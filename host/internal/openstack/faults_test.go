@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
@@ -63,6 +66,15 @@ func TestRetries(t *testing.T) {
 		{name: "429 asking for longer than MaxRetryAfter is returned to the plugin",
 			fault: fakecloud.Fault{Path: "/v2.0/flavors", Status: 429, RetryAfter: "3600", Times: 1}, req: listFlavors,
 			attempts: 1, status: 429},
+		{name: "503 on GET honours Retry-After",
+			fault: fakecloud.Fault{Path: "/v2.0/flavors", Status: 503, RetryAfter: "3", Times: 1}, req: listFlavors,
+			attempts: 2, status: 200, sleeps: []time.Duration{3 * time.Second}},
+		{name: "503 asking for longer than MaxRetryAfter is returned to the plugin",
+			fault: fakecloud.Fault{Path: "/v2.0/flavors", Status: 503, RetryAfter: "3600", Times: 1}, req: listFlavors,
+			attempts: 1, status: 503},
+		{name: "503 with Retry-After on POST is still not re-sent",
+			fault: fakecloud.Fault{Path: "/v2.0/flavors", Status: 503, RetryAfter: "1", Times: 1}, req: createFlavor,
+			attempts: 1, status: 503},
 		{name: "connection reset on GET is retried",
 			fault: fakecloud.Fault{Path: "/v2.0/flavors", Reset: true, Times: 1}, req: listFlavors,
 			attempts: 2, status: 200, sleeps: []time.Duration{base}},
@@ -256,4 +268,41 @@ func TestUnreachableCloudHasAStableMessage(t *testing.T) {
 	assert.True(t, te.NotSent)
 	assert.False(t, plugin.IsPermanent(err))
 	assert.NotRegexp(t, regexp.MustCompile(`->|req-`), err.Error(), "no client port or request id in the message")
+}
+
+// A Retry-After the run's deadline cannot wait out goes to the plugin at once: sleeping would
+// only spend the budget the rest of the run needs.
+func TestRetryAfterPastTheDeadlineIsNotWaited(t *testing.T) {
+	h := newHarness(t, fakecloud.Options{}, Options{})
+	h.cloud.Inject(fakecloud.Fault{Path: "/v2.0/flavors", Status: 429, RetryAfter: "30", Times: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := h.session.Do(ctx, plugin.Request{Service: "network", Method: "GET", Path: "v2.0/flavors"})
+	require.NoError(t, err)
+	assert.Equal(t, 429, resp.StatusCode)
+	assert.Empty(t, h.slept())
+	assert.Contains(t, h.logs.String(), "not waiting to retry past the run's deadline")
+}
+
+// Every attempt is counted by service, method and status class, with its latency; retry waits by
+// reason.
+func TestSessionRecordsMetrics(t *testing.T) {
+	rec := metrics.NewFile()
+	h := newHarness(t, fakecloud.Options{}, Options{Metrics: rec})
+	h.cloud.Inject(fakecloud.Fault{Path: "/v2.0/flavors", Status: 503, RetryAfter: "1", Times: 1})
+	_, err := h.session.Do(context.Background(), plugin.Request{Service: "network", Method: "GET", Path: "v2.0/flavors"})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "metrics.json")
+	require.NoError(t, rec.Flush(path, "g"))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	text := string(data)
+	for _, want := range []string{
+		`"name":"openstack_sync_openstack_requests_total","group":"g","action":"add","value":1,"labels":{"method":"GET","plugin":"test-plugin","service":"network","status_class":"5xx"}`,
+		`"name":"openstack_sync_openstack_requests_total","group":"g","action":"add","value":1,"labels":{"method":"GET","plugin":"test-plugin","service":"network","status_class":"2xx"}`,
+		`"name":"openstack_sync_openstack_request_duration_seconds_count","group":"g","action":"add","value":2,"labels":{"method":"GET","plugin":"test-plugin","service":"network"}`,
+		`"name":"openstack_sync_openstack_retry_waits_total","group":"g","action":"add","value":1,"labels":{"plugin":"test-plugin","reason":"retry_after","service":"network"}`,
+	} {
+		assert.Contains(t, text, want)
+	}
 }

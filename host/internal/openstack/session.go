@@ -20,6 +20,7 @@ import (
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"golang.org/x/time/rate"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
@@ -211,6 +212,7 @@ func (s *session) send(ctx context.Context, pc *gophercloud.ProviderClient, p *p
 		start := time.Now()
 		resp, err := s.attempt(ctx, p, target, token)
 		elapsed := time.Since(start)
+		s.record(p, resp, elapsed)
 		if err != nil {
 			var te *TransportError
 			if ctx.Err() != nil || !errors.As(err, &te) {
@@ -239,27 +241,43 @@ func (s *session) send(ctx context.Context, pc *gophercloud.ProviderClient, p *p
 			}
 			attempt--
 			continue
-		case resp.StatusCode == http.StatusTooManyRequests && attempt < s.opts.MaxAttempts:
-			// The server refused to process the request, so even a POST may be sent again.
-			wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
-			if !ok {
-				wait = s.backoff(attempt)
+		case resp.StatusCode == http.StatusTooManyRequests && attempt < s.opts.MaxAttempts,
+			retryableStatus(resp.StatusCode) && idempotent(p.method) && attempt < s.opts.MaxAttempts:
+			// A 429 means the server refused to process the request, so even a POST may be sent
+			// again; a 502/503/504 only for a method that is harmless twice.
+			if s.waitToRetry(ctx, p, resp, attempt) {
+				continue
 			}
-			if wait > s.opts.MaxRetryAfter {
-				return resp, nil
-			}
-			if s.sleep(ctx, wait) != nil {
-				return resp, nil
-			}
-			continue
-		case retryableStatus(resp.StatusCode) && idempotent(p.method) && attempt < s.opts.MaxAttempts:
-			if s.sleep(ctx, s.backoff(attempt)) != nil {
-				return resp, nil
-			}
-			continue
 		}
 		return resp, nil
 	}
+}
+
+// waitToRetry sleeps before re-sending after resp and reports whether to re-send. A Retry-After
+// (429 or 503) is honoured up to MaxRetryAfter; a longer one, or one the caller's deadline (the
+// run's time budget) cannot wait out, returns the answer to the plugin at once instead of holding
+// the run.
+func (s *session) waitToRetry(ctx context.Context, p *prepared, resp *plugin.Response, attempt int) bool {
+	wait, ok := time.Duration(0), false
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		wait, ok = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	reason := "retry_after"
+	if !ok {
+		wait, reason = s.backoff(attempt), "backoff"
+	}
+	if ok && wait > s.opts.MaxRetryAfter {
+		s.log.InfoContext(ctx, "not waiting for the Retry-After OpenStack asked for; the answer goes to the plugin",
+			"service", p.service, "method", p.method, "status", resp.StatusCode, "retry_after", wait, "max", s.opts.MaxRetryAfter)
+		return false
+	}
+	if dl, has := ctx.Deadline(); has && time.Until(dl) < wait {
+		s.log.InfoContext(ctx, "not waiting to retry past the run's deadline; the answer goes to the plugin",
+			"service", p.service, "method", p.method, "status", resp.StatusCode, "wait", wait)
+		return false
+	}
+	metrics.Add(s.opts.Metrics, metrics.RetryWaits, 1, s.opts.Plugin, p.service, reason)
+	return s.sleep(ctx, wait) == nil
 }
 
 // attempt sends the request once and reads the bounded answer.
@@ -307,6 +325,20 @@ func (s *session) attempt(ctx context.Context, p *prepared, target *url.URL, tok
 		header.Del(h)
 	}
 	return &plugin.Response{StatusCode: resp.StatusCode, Header: header, Body: redactTokens(data, token)}, nil
+}
+
+// record counts one attempt: its status class ("error" without an answer) and its latency.
+func (s *session) record(p *prepared, resp *plugin.Response, elapsed time.Duration) {
+	m := s.opts.Metrics
+	if m == nil {
+		return
+	}
+	code := 0
+	if resp != nil {
+		code = resp.StatusCode
+	}
+	metrics.Add(m, metrics.Requests, 1, s.opts.Plugin, p.service, p.method, metrics.StatusClass(code))
+	metrics.Observe(m, metrics.RequestDuration, elapsed.Seconds(), s.opts.Plugin, p.service, p.method)
 }
 
 func idempotent(method string) bool {
