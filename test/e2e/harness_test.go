@@ -129,10 +129,12 @@ type harness struct {
 	examples     *examples
 	cloud        *cloud
 
-	mu       sync.Mutex
-	operator *exec.Cmd
-	opDone   chan struct{}
-	opLogs   []string
+	mu sync.Mutex
+	// listenPort is the running shell-operator's HTTP port (/metrics, /metrics/hooks).
+	listenPort int
+	operator   *exec.Cmd
+	opDone     chan struct{}
+	opLogs     []string
 }
 
 func newHarness(e env) (*harness, error) {
@@ -313,6 +315,9 @@ func (h *harness) startOperator(ctx context.Context) error {
 		return err
 	}
 	local["SHELL_OPERATOR_LISTEN_PORT"] = strconv.Itoa(port)
+	h.mu.Lock()
+	h.listenPort = port
+	h.mu.Unlock()
 	c := spec.Containers[0]
 	logPath := filepath.Join(h.env.WorkDir, fmt.Sprintf("shell-operator-%d.log", n))
 	logFile, err := os.Create(logPath)

@@ -30,6 +30,11 @@ func TestChartRBAC(t *testing.T) {
 		{"", "secrets", "", "create", false},
 		{"", "configmaps", "", "get", false},
 		{"", "pods", "", "list", false},
+		{"events.k8s.io", "events", "", "create", true},
+		{"events.k8s.io", "events", "", "get", true},
+		{"events.k8s.io", "events", "", "update", true},
+		{"events.k8s.io", "events", "", "delete", false},
+		{"events.k8s.io", "events", "", "list", false},
 	}
 	for _, k := range kinds {
 		checks = append(checks,

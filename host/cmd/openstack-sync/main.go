@@ -19,6 +19,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease"
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugincmd"
@@ -84,7 +85,8 @@ func versionString() string {
 func deps() hook.Deps {
 	return hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
-			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
+			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger,
+				Metrics: o.Metrics})
 		},
 		ReadMetadata: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
 			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
@@ -99,7 +101,10 @@ func deps() hook.Deps {
 		},
 		NewConnector: func(s hook.SecretReader, o hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
 			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
-				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst})
+				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst, Metrics: o.Metrics})
 		},
+		// Metrics go to shell-operator's METRICS_PATH; Events through the client above.
+		NewMetrics: func() hook.MetricsFile { return metrics.NewFile() },
+		Events:     true,
 	}
 }

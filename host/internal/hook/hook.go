@@ -22,6 +22,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease"
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/runner"
@@ -36,6 +37,8 @@ type LoadOptions struct {
 	LookupEnv hookenv.LookupFunc
 	// Logger carries no plugin attribute: the loader adds the plugin's name itself.
 	Logger *slog.Logger
+	// Metrics receives compile times and sandbox refusals; nil records nothing.
+	Metrics metrics.Recorder
 }
 
 // SecretReader reads credential Secrets; the OpenStack connector uses it.
@@ -61,6 +64,12 @@ type Deps struct {
 	NewLeaseStore func() (lease.Store, error)
 	// StandDown, when set, counts a run that stood down because another replica holds the lease.
 	StandDown func()
+	// NewMetrics, when set, starts the run's metrics; they are written to METRICS_PATH when the
+	// run ends (observe.go).
+	NewMetrics func() MetricsFile
+	// Events turns on Kubernetes Events about CRs; the Kubernetes client must then implement
+	// events.API.
+	Events bool
 	// Sleep and Now default to the real clock; tests replace them.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
@@ -72,6 +81,8 @@ type ConnectorOptions struct {
 	Plugin string
 	// RequestLimit bounds the plugin's OpenStack requests (<P>_REQUEST_RATE, <P>_REQUEST_BURST).
 	hookenv.RequestLimit
+	// Metrics counts requests; nil records nothing.
+	Metrics metrics.Recorder
 }
 
 // Exit codes.
@@ -217,9 +228,12 @@ func printConfig(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.Look
 	return ExitOK
 }
 
-func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, root *slog.Logger) int {
+func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, root *slog.Logger) (code int) {
 	// Until the plugin names itself, lines name it by its file.
-	log := root.With("plugin", strings.TrimSuffix(filepath.Base(f.plugin), ".wasm"))
+	name := strings.TrimSuffix(filepath.Base(f.plugin), ".wasm")
+	log := root.With("plugin", name)
+	obs := startObserving(deps, f, name, lookupEnv)
+	defer func() { obs.finish(code, log) }()
 	path, _ := lookupEnv("BINDING_CONTEXT_PATH")
 	contexts, err := bindingctx.Read(path)
 	if err != nil {
@@ -237,13 +251,14 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitOK
 	}
 	// The loader names the plugin on its own lines, so it gets the logger without a plugin attribute.
-	p, meta, err := load(ctx, deps, f, lookupEnv, root)
+	p, meta, err := obs.load(ctx, deps, f, lookupEnv, root)
 	if err != nil {
 		log.Error(err.Error())
 		return ExitFail
 	}
 	defer closePlugin(ctx, p, log)
 	log = root.With("plugin", meta.Name)
+	obs.plugin = meta.Name
 	enabled, err := hookenv.Enabled(lookupEnv, meta.EnvPrefix)
 	if err != nil {
 		log.Error(err.Error())
@@ -256,7 +271,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	}
 	kube := &lazyKube{newKube: deps.NewKube}
 	// The session names the plugin on its own lines (and in its User-Agent), so it gets the root logger.
-	connector := deps.NewConnector(kube, ConnectorOptions{Plugin: meta.Name, RequestLimit: limit}, root)
+	connector := deps.NewConnector(kube, ConnectorOptions{Plugin: meta.Name, RequestLimit: limit, Metrics: obs.recorder()}, root)
 	if meta.Probe {
 		return probe(ctx, p, connector, contexts, enabled, meta.EnvPrefix, lookupEnv, log)
 	}
@@ -289,11 +304,12 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Error(err.Error())
 		return ExitFail
 	}
-	rn := &runner.Runner{Plugin: p, Connector: connector, Kube: kube, Config: cfg, Log: log, Sleep: deps.Sleep, Now: deps.Now}
+	rn := &runner.Runner{Plugin: p, Connector: connector, Kube: kube, Config: cfg, Log: log, Sleep: deps.Sleep, Now: deps.Now,
+		Metrics: obs.recorder(), Events: obs.events(deps, kube, meta, lookupEnv, log)}
 	if cfg.Shard != nil {
 		rn.Spared = spareClaims(contexts, cfg, &plan, log)
 	}
-	code := rn.Run(ctx, plan)
+	code = rn.Run(ctx, plan)
 	if lostLease(ctx, log) {
 		return ExitFail
 	}

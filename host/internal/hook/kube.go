@@ -2,8 +2,10 @@ package hook
 
 import (
 	"context"
+	"errors"
 	"sync"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/events"
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 )
 
@@ -51,4 +53,44 @@ func (l *lazyKube) GetSecretData(ctx context.Context, namespace, name string) (m
 		return nil, err
 	}
 	return c.GetSecretData(ctx, namespace, name)
+}
+
+// eventsAPI is the client's Events API, when the client has one (the production client does;
+// test doubles may not, and then no Event is recorded).
+func (l *lazyKube) eventsAPI() (events.API, error) {
+	c, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	api, ok := c.(events.API)
+	if !ok {
+		return nil, errNoEvents
+	}
+	return api, nil
+}
+
+var errNoEvents = errors.New("this Kubernetes client records no Events")
+
+func (l *lazyKube) CreateEvent(ctx context.Context, namespace string, body []byte) error {
+	api, err := l.eventsAPI()
+	if err != nil {
+		return err
+	}
+	return api.CreateEvent(ctx, namespace, body)
+}
+
+func (l *lazyKube) GetEvent(ctx context.Context, namespace, name string) ([]byte, error) {
+	api, err := l.eventsAPI()
+	if err != nil {
+		return nil, err
+	}
+	return api.GetEvent(ctx, namespace, name)
+}
+
+func (l *lazyKube) UpdateEvent(ctx context.Context, namespace, name string, body []byte) error {
+	api, err := l.eventsAPI()
+	if err != nil {
+		return err
+	}
+	return api.UpdateEvent(ctx, namespace, name, body)
 }

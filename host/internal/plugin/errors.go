@@ -51,3 +51,15 @@ func IsPermanent(err error) bool {
 	var p interface{ Permanent() bool }
 	return errors.As(err, &p) && p.Permanent()
 }
+
+// SandboxRefusal names how the sandbox stopped a plugin call: "grant" (an OpenStack request outside
+// the plugin's grants), "limit" (a time, memory or size limit) or "trap" (a panic, trap or ABI
+// fault); "" when err is no such stop. The runtime marks its errors with a `SandboxRefusal()
+// string` method, so this package needs no import of it.
+func SandboxRefusal(err error) string {
+	var r interface{ SandboxRefusal() string }
+	if errors.As(err, &r) {
+		return r.SandboxRefusal()
+	}
+	return ""
+}

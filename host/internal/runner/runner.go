@@ -25,6 +25,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/finalizer"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
@@ -54,6 +55,9 @@ type Runner struct {
 	// spares their specs too (a per-group prune those of its group), since ownership markers do
 	// not name the shard.
 	Spared []*resource.Resource
+	// Metrics and Events observe the run (observe.go); nil records nothing.
+	Metrics metrics.Recorder
+	Events  EventRecorder
 
 	noun     string
 	meta     plugin.Metadata
@@ -80,6 +84,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	rn.holder = nameHolders(plan)
 	policy := rn.Plugin.CleanupPolicy(rn.Config.Prune)
 	rn.Log.Info(fmt.Sprintf("Found %d %s(s) to reconcile", len(plan.Reconcile), rn.noun), "kind", rn.Config.Kind)
+	metrics.Set(rn.Metrics, metrics.Unreadable, float64(len(plan.Unreadable)), rn.pluginName())
 	if len(plan.Unreadable) > 0 {
 		rn.Log.Error(fmt.Sprintf("Ignored %d unreadable %s(s): %s", len(plan.Unreadable), rn.noun,
 			strings.Join(plan.Unreadable, ", ")), "kind", rn.Config.Kind)
@@ -141,13 +146,18 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			what = withErrors
 		}
 		summary(what)
+		rn.observeSkippedPrunes(policy, plan)
 		code := 0
 		switch {
 		case perCR:
 			code = rn.release(ctx, deletedOK)
+			rn.observeHeld(heldCount(plan.Deleted, deletedOK))
 		case !policy.UsesFinalizer():
 			// Such a finalizer guards no cleanup; holding it would only wedge the CR in Terminating.
 			code = rn.release(ctx, plan.Deleted)
+			rn.observeHeld(0)
+		default:
+			rn.holdAll(ctx, plan.Deleted, "prune was skipped because another CR failed to reconcile or could not be read")
 		}
 		if failures > 0 || len(plan.Unreadable) > 0 || deleteFailures > 0 {
 			return 1
@@ -181,11 +191,19 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 				held++
 				rn.crLog(cr).Error(fmt.Sprintf("Keeping the finalizer on %s %s; its credential group was not pruned",
 					rn.Config.Kind, cr.Name))
+				rn.heldEvent(ctx, cr, actionPrune, "its credential group was not pruned")
+			}
+			switch {
+			case failed[cr.Credentials] && cr.HasFinalizer():
+				rn.heldEvent(ctx, cr, actionPrune, "the prune of its credential group failed; the next run retries")
+			case skipped[cr.Credentials] && cr.HasFinalizer():
+				rn.heldEvent(ctx, cr, actionPrune, "the prune of its credential group was skipped because a CR of the group failed")
 			}
 			return true
 		})
 	}
 	code := rn.release(ctx, releasable)
+	rn.observeHeld(heldCount(plan.Deleted, releasable))
 	if len(failed) > 0 || held > 0 || failures > 0 || len(plan.Unreadable) > 0 {
 		return 1
 	}
@@ -282,12 +300,16 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 // CR failed in a way a retry may fix and 0, 1 when it failed terminally.
 func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plugin.Cache, cr *resource.Resource) (failures, terminal int) {
 	clog := rn.crLog(cr)
+	var res plugin.Result
+	defer func() { rn.observeReconcile(failures, terminal, res.Lifecycle) }()
 	res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
 		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
 	})
 	if err != nil {
 		clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), status.Text(err.Error())))
-		rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)})
+		if rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)}) {
+			rn.sandboxEvent(ctx, cr, actionReconcile, err)
+		}
 		return 1, 0
 	}
 	if l := res.Lifecycle; l != nil && l.Reason != plugin.ReasonSuccess {
@@ -312,11 +334,13 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 			strings.Join(notes, "; ")))
 	}
 	msg := status.SyncedMessage(rn.noun, notes)
+	o := status.Outcome{Synced: true, Message: msg, Extra: res.ExtraStatus}
 	if res.Lifecycle != nil {
-		rn.patchStatus(ctx, cr, lifecycleOutcome(res.Lifecycle, msg, res.ExtraStatus))
-		return 0, 0
+		o = lifecycleOutcome(res.Lifecycle, msg, res.ExtraStatus)
 	}
-	rn.patchStatus(ctx, cr, status.Outcome{Synced: true, Message: msg, Extra: res.ExtraStatus})
+	if rn.patchStatus(ctx, cr, o) {
+		rn.noteEvent(ctx, cr, o, notes)
+	}
 	return 0, 0
 }
 
@@ -352,9 +376,11 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 			failed += len(group)
 			continue
 		}
+		counted := rn.countDeletions(s)
 		for _, cr := range group {
 			clog := rn.crLog(cr)
-			res, err := d.Delete(ctx, s, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
+			res, err := d.Delete(ctx, counted, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
+			rn.observeDelete(ctx, cr, res.Lifecycle, err)
 			if err != nil {
 				failed++
 				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %s", rn.noun, cr.Display(), status.Text(err.Error())))
@@ -480,29 +506,38 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 		log := groupLog(rn.Log, creds)
 		if rn.skipPrune(ctx, log, scope, creds) {
 			skipped[creds] = true
+			rn.observePrune("skipped")
 			continue
 		}
 		authoritative := len(desired[creds]) == 0 && len(deleted[creds]) > 0
 		if len(desired[creds]) == 0 && !authoritative {
 			log.Info(fmt.Sprintf("Skipping %s prune for %s; no desired resources", rn.noun, describeGroup(creds)))
+			rn.observePrune("skipped")
 			continue
 		}
 		s, err := rn.session(ctx, log, creds)
 		if err != nil {
 			failed[creds] = true
+			rn.observePrune("failed")
 			log.Error(fmt.Sprintf("Cannot reach OpenStack for %s prune %s: %v", rn.noun, describeGroup(creds), err))
 			continue
 		}
 		// Without PrunePerGroup, ownership markers record no credential and what a token can list
 		// depends on its scope, so every group's prune protects every group's desired names.
-		err = rn.Plugin.Prune(ctx, s, plugin.PruneRequest{Credentials: creds, DesiredSpecs: rn.pruneSpecs(plan, desired, creds),
+		counted := rn.countDeletions(s)
+		err = rn.Plugin.Prune(ctx, counted, plugin.PruneRequest{Credentials: creds, DesiredSpecs: rn.pruneSpecs(plan, desired, creds),
 			AuthoritativeEmpty: authoritative})
 		if err != nil {
 			failed[creds] = true
+			rn.observePrune("failed")
 			log.Error(fmt.Sprintf("Failed to prune %s %s: %v", rn.noun, describeGroup(creds), err))
 			continue
 		}
+		rn.observePrune("ok")
 		pruned[creds] = true
+		if policy.UsesFinalizer() {
+			rn.pruneEvents(ctx, deleted[creds], counted)
+		}
 	}
 	if len(failed) == 0 {
 		finished()
@@ -578,16 +613,17 @@ func (rn *Runner) writeFinalizer(ctx context.Context, cr *resource.Resource, act
 	return finalizer.Apply(ctx, rn.Kube, rn.crLog(cr), t, cr, rn.Config.Kind, action)
 }
 
-// patchStatus records o on cr unless status writes are off or the CR already says the same.
-// Failures are logged and never change the exit code.
-func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o status.Outcome) {
+// patchStatus records o on cr unless status writes are off or the CR already says the same, and
+// reports whether it wrote a change (the Events of a change go with it). Failures are logged and
+// never change the exit code.
+func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o status.Outcome) bool {
 	log, kind := rn.crLog(cr), rn.Config.Kind
 	if cr.Name == "" {
 		log.Error(fmt.Sprintf("Unable to patch %s status; Kubernetes metadata.name is missing", kind))
-		return
+		return false
 	}
 	if !rn.Config.StatusEnabled {
-		return
+		return false
 	}
 	if rn.meta.Lifecycle && o.Lifecycle == nil && !o.Synced {
 		// A failure the plugin never saw (connection, finalizer, a trap) still leaves the CR's
@@ -596,16 +632,16 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	}
 	if status.IsCurrent(o, cr.Generation, cr.Status) {
 		log.Debug(fmt.Sprintf("skipping %s status patch for %s; status is already current", kind, cr.Name))
-		return
+		return false
 	}
 	t, err := rn.target(cr)
 	if errors.Is(err, errNoNamespace) {
 		log.Error(fmt.Sprintf("unable to patch %s status for %s; %v", kind, cr.Name, err))
-		return
+		return false
 	}
 	if err != nil {
 		log.Error(err.Error())
-		return
+		return false
 	}
 	now := time.Now
 	if rn.Now != nil {
@@ -614,21 +650,23 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	body, err := json.Marshal(status.Body(o, cr.Generation, cr.Status, now()))
 	if err != nil {
 		log.Error(fmt.Sprintf("failed to patch %s status for %s: %T: %v", kind, cr.Name, err, err))
-		return
+		return false
 	}
 	err = rn.Kube.MergePatchStatus(ctx, t, body)
 	if err == nil {
-		return
+		rn.statusEvents(ctx, cr, o)
+		return true
 	}
 	if ae, ok := kubeapi.AsAPIError(err); ok {
 		if ae.ObjectGone(cr.Name) {
 			log.Info(fmt.Sprintf("not patching %s status for %s; the CR is gone: %v", kind, cr.Name, ae))
-			return
+			return false
 		}
 		log.Error(fmt.Sprintf("failed to patch %s status for %s: %v", kind, cr.Name, ae))
-		return
+		return false
 	}
 	log.Error(fmt.Sprintf("failed to patch %s status for %s: %T: %v", kind, cr.Name, err, err))
+	return false
 }
 
 // nameHolders maps each namespace/name of the plan to the UID of the newest object seen under it.

@@ -74,6 +74,7 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi", Detail: "the module does not export this entry point"}
 	}
 	if len(input) > p.opts.MaxInputBytes {
+		p.refused("limit")
 		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "protocol",
 			Detail: fmt.Sprintf("input of %d bytes exceeds the limit of %d bytes", len(input), p.opts.MaxInputBytes)}
 	}
@@ -99,12 +100,16 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 	if callErr != nil {
 		inst.broken = true
 		e := p.classify(ctx, entry, callErr, text)
+		p.refused(plugin.SandboxRefusal(e))
 		p.logOutput(ci, slog.LevelError, text, dropped)
 		ci.log.Error("plugin call failed; its instance is discarded", "entry", entry, "error", e.Error())
 		return nil, e
 	}
 	p.logOutput(ci, slog.LevelInfo, text, dropped)
 	if len(res) != 1 || uint32(res[0]) != 0 {
+		if ci.refused > 0 {
+			return nil, &grantRefusedError{err: p.guestError(inst, entry), refused: ci.refused}
+		}
 		return nil, p.guestError(inst, entry)
 	}
 	out, _ = inst.state.Output()

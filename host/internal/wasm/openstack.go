@@ -115,6 +115,7 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	}
 	if !p.grants.Allows(req.Service, req.Method, req.Path) {
 		why := p.grants.Explain(req.Service, req.Method, req.Path)
+		p.refused("grant")
 		if ci.refused++; ci.refused <= maxRefusalLogs {
 			ci.log.Warn("OpenStack request refused", "entry", ci.entry, "reason", why)
 		}
@@ -126,6 +127,7 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	resp, err := ci.session.Do(ctx, plugin.Request{Service: req.Service, Method: req.Method, Path: req.Path,
 		Query: req.Query, Header: header, Microversion: req.Microversion, Body: req.Body})
 	if plugin.IsTooLarge(err) {
+		p.refused("limit")
 		return refuse("too_large", false, "%s %s %s: %v", req.Method, req.Service, req.Path, err)
 	}
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 )
 
@@ -74,6 +75,8 @@ type Options struct {
 	MaxInputBytes, MaxOutputBytes int
 	// KernelMemoryBytes bounds the host-side Extism memory of one instance during one call.
 	KernelMemoryBytes int
+	// Metrics counts compile time and sandbox refusals; nil records nothing.
+	Metrics metrics.Recorder
 	// TrustedNoInterrupt turns off wazero's termination checks (WithCloseOnContextDone): guest
 	// code runs several times faster, but a runaway loop can no longer be stopped and CallTimeout
 	// only bounds host functions. Only for first-party plugins whose loops are known to end.

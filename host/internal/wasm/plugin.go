@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
@@ -96,7 +97,9 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		p.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
 	}
+	compileStart := time.Now()
 	p.compiled, err = compileWithin(ctx, path, p.runtime, wasmBytes, o.CompileTimeout)
+	compileTime := time.Since(compileStart)
 	if le, ok := err.(*LoadError); ok {
 		// The compile deadline: compileWithin closes the runtime once the abandoned compile
 		// returns, and the compilation cache (whose engine it is using) is left to the process.
@@ -131,6 +134,8 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		}
 	}
 	p.writeRecord(cacheDir, digest)
+	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
+	metrics.Observe(o.Metrics, metrics.PluginCompile, compileTime.Seconds(), p.name, cacheState(p.cache != nil))
 	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
 		"memory_limit_pages", o.MemoryLimitPages, "call_timeout", o.CallTimeout.String(), "pool_size", o.PoolSize,
 		"termination_checks", !o.TrustedNoInterrupt, "version", p.declared.Version)

@@ -105,6 +105,10 @@ func (p *Plugin) CleanupPolicy(prune bool) plugin.CleanupPolicy {
 }
 
 func sessionGroup(s plugin.Session) string {
+	// The runner wraps a session to count what a prune deletes; the group is the wrapped one's.
+	if w, ok := s.(interface{ Unwrap() plugin.Session }); ok {
+		s = w.Unwrap()
+	}
 	if ss, ok := s.(*Session); ok {
 		return Group(ss.Credentials)
 	}
