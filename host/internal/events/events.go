@@ -109,8 +109,8 @@ func (r *Recorder) record(ctx context.Context, ev kubeapi.Event) error {
 	now := r.now().Format(microTime)
 	body, err := json.Marshal(map[string]any{
 		"apiVersion": "events.k8s.io/v1", "kind": "Event",
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"eventTime":  now,
+		"metadata":  map[string]any{"name": name, "namespace": ns},
+		"eventTime": now,
 		"regarding": map[string]any{"apiVersion": ev.Regarding.APIVersion, "kind": ev.Regarding.Kind,
 			"namespace": ns, "name": ev.Regarding.Name, "uid": ev.Regarding.UID},
 		"type": ev.Type, "reason": word(ev.Reason), "action": word(ev.Action), "note": note(ev.Note),
