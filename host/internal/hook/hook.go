@@ -309,6 +309,12 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	if cfg.Shard != nil {
 		rn.Spared = spareClaims(contexts, cfg, &plan, log)
 	}
+	if cfg.RunBudget > 0 {
+		var cancel context.CancelFunc
+		rn.Deadline = obs.start.Add(cfg.RunBudget)
+		ctx, cancel = context.WithDeadline(ctx, rn.Deadline.Add(RunGrace))
+		defer cancel()
+	}
 	code = rn.Run(ctx, plan)
 	if lostLease(ctx, log) {
 		return ExitFail

@@ -20,6 +20,10 @@ type MetricsFile interface {
 	Flush(metricsPath, group string) error
 }
 
+// RunGrace is how long past its budget a run may finish what it started (a plugin call, a
+// prune, the releases) before its context is cancelled.
+const RunGrace = 2 * time.Minute
+
 // EventController prefixes the plugin's name in reportingController.
 const EventController = "openstack-sync.io/"
 

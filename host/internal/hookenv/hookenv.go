@@ -24,6 +24,11 @@ const DefaultSecretNamespace = "openstack"
 // defaults (30 retries, 10 s apart) allow 5 minutes to one group.
 const DefaultReadyBudget = 10 * time.Minute
 
+// DefaultRunBudget bounds how long one run keeps starting reconciles. shell-operator runs a
+// queue's tasks one at a time, so a run that never ends holds every later event of the plugin
+// (and its periodic sync) behind it; the CRs left over are picked up by the retry.
+const DefaultRunBudget = 20 * time.Minute
+
 // Config is the hook configuration of one plugin, read from <P>_* and the global variables.
 type Config struct {
 	Prefix      string
@@ -44,6 +49,9 @@ type Config struct {
 	ReadyDelay      time.Duration
 	// ReadyBudget bounds all readiness waits of one run together (0: unbounded).
 	ReadyBudget time.Duration
+	// RunBudget is how long one run may keep starting reconciles (0: unbounded); see
+	// docs/operating.md, "Cadence".
+	RunBudget time.Duration
 	// PodNamespace is POD_NAMESPACE, "" when unset.
 	PodNamespace string
 	// Lease is the plugin's high-availability lease; nil with one replica.
@@ -209,6 +217,9 @@ func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
 		return Config{}, err
 	}
 	if c.ReadyBudget, err = Seconds(lookup, prefix+"_READY_BUDGET", DefaultReadyBudget); err != nil {
+		return Config{}, err
+	}
+	if c.RunBudget, err = Seconds(lookup, prefix+"_RUN_BUDGET", DefaultRunBudget); err != nil {
 		return Config{}, err
 	}
 	if c.Lease, err = LoadLease(lookup, bindingName); err != nil {

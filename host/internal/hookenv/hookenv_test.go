@@ -48,6 +48,9 @@ func TestLoad(t *testing.T) {
 			want: func(c *Config) { c.ReadyRetries = 0 }},
 		{name: "exponent delay", set: map[string]string{"P_READY_DELAY": "1e1"}, want: func(c *Config) {}},
 		{name: "readiness budget", set: map[string]string{"P_READY_BUDGET": "120"}, want: func(c *Config) { c.ReadyBudget = 2 * time.Minute }},
+		{name: "run budget", set: map[string]string{"P_RUN_BUDGET": "90"}, want: func(c *Config) { c.RunBudget = 90 * time.Second }},
+		{name: "run budget off", set: map[string]string{"P_RUN_BUDGET": "0"}, want: func(c *Config) { c.RunBudget = 0 }},
+		{name: "bad run budget", set: map[string]string{"P_RUN_BUDGET": "soon"}, err: "P_RUN_BUDGET must be a number"},
 		{name: "negative readiness budget", set: map[string]string{"P_READY_BUDGET": "-1"}, err: "P_READY_BUDGET must be a number of seconds"},
 		{name: "bool 1", set: map[string]string{"P_PRUNE": "1"}, err: "P_PRUNE must be true or false"},
 		{name: "bool True", set: map[string]string{"P_STATUS_ENABLED": "True"}, err: "P_STATUS_ENABLED must be true or false"},
@@ -92,7 +95,7 @@ func TestLoad(t *testing.T) {
 			want := Config{Prefix: "P", BindingName: "b", Enabled: true,
 				APIVersion: "neutron.openstack-sync.io/v1alpha1", Kind: "NeutronRouterFlavor",
 				Resource: "neutronrouterflavors.neutron.openstack-sync.io", ReadyRetries: 30, ReadyDelay: 10 * time.Second, ReadyBudget: DefaultReadyBudget,
-				ProgressCrontab: DefaultProgressCrontab}
+				RunBudget: DefaultRunBudget, ProgressCrontab: DefaultProgressCrontab}
 			tt.want(&want)
 			assert.Equal(t, want, got)
 		})

@@ -55,6 +55,10 @@ type Runner struct {
 	// spares their specs too (a per-group prune those of its group), since ownership markers do
 	// not name the shard.
 	Spared []*resource.Resource
+	// Deadline, when set, is when the run stops starting reconciles (<P>_RUN_BUDGET after it
+	// began): the CRs left count as failed without a status write, so no prune runs and
+	// shell-operator retries the run (budget.go).
+	Deadline time.Time
 	// Metrics and Events observe the run (observe.go); nil records nothing.
 	Metrics metrics.Recorder
 	Events  EventRecorder
@@ -67,6 +71,9 @@ type Runner struct {
 	// readySpent is how much of the run's readiness budget (Config.ReadyBudget) the probes and
 	// the delays between them have used, over every credential group.
 	readySpent time.Duration
+	// budgetSpent records that outOfTime stopped the run (mu: workers of a group check it too).
+	mu          sync.Mutex
+	budgetSpent bool
 }
 
 // Messages of the failures the framework itself reports on a CR.
@@ -270,7 +277,10 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 		caches = append(caches, cache)
 	}
 	if len(caches) == 1 {
-		for _, cr := range crs {
+		for i, cr := range crs {
+			if rn.outOfTime(log, len(crs)-i) {
+				return failures + len(crs) - i, terminal
+			}
 			f, t := rn.reconcileOne(ctx, s, caches[0], cr)
 			failures, terminal = failures+f, terminal+t
 		}
@@ -288,7 +298,11 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 			}
 		})
 	}
-	for _, cr := range crs {
+	for i, cr := range crs {
+		if rn.outOfTime(log, len(crs)-i) {
+			nFailures.Add(int64(len(crs) - i))
+			break
+		}
 		next <- cr
 	}
 	close(next)

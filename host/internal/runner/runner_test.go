@@ -91,6 +91,8 @@ type env struct {
 	sleeps  []time.Duration
 	// unreadable objects are added to the snapshot as they are.
 	unreadable []any
+	// configure, when set, completes the Runner before the run (metrics, Events, a deadline).
+	configure func(*runner.Runner)
 }
 
 func newEnv(t *testing.T, prune bool) *env {
@@ -145,6 +147,9 @@ func (e *env) run(plan planner.Plan) int {
 		Log:   slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("plugin", "widgets"),
 		Sleep: func(_ context.Context, d time.Duration) error { e.sleeps = append(e.sleeps, d); return nil },
 		Now:   func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	if e.configure != nil {
+		e.configure(rn)
+	}
 	return rn.Run(context.Background(), plan)
 }
 
