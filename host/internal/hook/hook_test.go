@@ -21,6 +21,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin/plugintest"
+	"github.com/openstack-sync/openstack-sync/host/internal/runner"
 )
 
 type harness struct {
@@ -220,11 +221,11 @@ func TestRun(t *testing.T) {
 		{name: "a full run", setup: func(h *harness) {
 			h.enable().contexts(syncOf(widget("a")))
 			h.srv.Put(kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a"), widget("a"))
-		}, code: 0, loaded: 1, kubes: 1, stderr: []string{"Found 1 widget(s) to reconcile", "Finished reconciling widget(s)"}},
+		}, code: 0, loaded: 1, kubes: 1, stderr: []string{`msg="Found CRs to reconcile" plugin=widgets kind=Widget count=1`, `msg="Finished reconciling" plugin=widgets kind=Widget`}},
 		{name: "reconcile failure", setup: func(h *harness) {
 			h.enable().contexts(syncOf(widget("a")))
 			h.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
-		}, code: 1, loaded: 1, kubes: 1, stderr: []string{"Failed to reconcile widget a: boom"}},
+		}, code: 1, loaded: 1, kubes: 1, stderr: []string{`msg="Failed to reconcile" plugin=widgets kind=Widget cr=ns/a name=a error=boom`}},
 		{name: "a run with nothing to write never builds a client", setup: func(h *harness) {
 			h.enable().contexts(syncOf())
 		}, code: 0, loaded: 1, kubes: 0},
@@ -239,7 +240,7 @@ func TestRun(t *testing.T) {
 			h.enable().contexts([]any{map[string]any{"binding": "progress sync", "type": "Schedule",
 				"snapshots": map[string]any{"widgets": []any{map[string]any{"object": widget("a")}, map[string]any{"object": busy}}}}})
 			h.srv.Put(kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "b"), busy)
-		}, code: 0, loaded: 1, kubes: 1, stderr: []string{"Found 1 widget(s) to reconcile"}},
+		}, code: 0, loaded: 1, kubes: 1, stderr: []string{`msg="Found CRs to reconcile" plugin=widgets kind=Widget count=1`}},
 		{name: "panic", setup: func(h *harness) {
 			h.enable().contexts(syncOf(widget("a")))
 			h.plugin.Results = map[string]plugintest.Result{"a": {Panic: errors.New("index out of range")}}
@@ -315,7 +316,8 @@ func TestJSONLogs(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(h.stderr.String()), "\n") {
 		var rec map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
-		if rec["msg"] == "Failed to reconcile widget a: boom" {
+		if rec["msg"] == runner.MsgReconcileFailed {
+			assert.Equal(t, "boom", rec["error"])
 			found = true
 			assert.Equal(t, "widgets", rec["plugin"])
 			assert.Equal(t, "Widget", rec["kind"])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/runner"
 )
 
 // TestShardSparesOtherShardsClaims: a shard's prune spares the specs of every live CR in its
@@ -67,7 +68,7 @@ func TestShardSparesOtherShardsClaims(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Empty(t, h.plugin.Pruned())
 		assert.Contains(t, h.stderr.String(), "Ignoring unreadable CR of another shard ns/b")
-		assert.Contains(t, h.stderr.String(), "Skipping widget prune")
+		assert.Contains(t, h.stderr.String(), runner.MsgSkippingPrune)
 	})
 
 	t.Run("no claims snapshot skips the prune", func(t *testing.T) {

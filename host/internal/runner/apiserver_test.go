@@ -184,5 +184,6 @@ func TestAgainstAPIServer(t *testing.T) {
 	assert.Equal(t, 0, code, logs)
 	// A status patch for the gone CR is informational.
 	_, _, logs = run(hcfg, &plugintest.Plugin{Results: map[string]plugintest.Result{"a": {Notes: []string{"n"}}}}, stale)
-	assert.Contains(t, logs, "not patching Widget status for a; the CR is gone: HTTP 404 Not Found")
+	assert.Contains(t, logs, `msg="Not patching the status; the CR is gone"`)
+	assert.Contains(t, logs, `error="HTTP 404 Not Found`)
 }

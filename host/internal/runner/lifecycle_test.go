@@ -69,8 +69,8 @@ func TestLifecycleResultsBecomeStatus(t *testing.T) {
 	assert.Equal(t, "InvalidConfiguration", condition(e.status("named"), "Progressing")["reason"])
 	assert.Equal(t, "UnrecoverableError", condition(e.status("badname"), "Ready")["reason"], "a reason the API server would refuse falls back")
 	assert.Empty(t, e.plugin.Pruned(), "a plugin that deletes per CR and has no prune step is never pruned")
-	assert.Contains(t, e.logs.String(), "Finished reconciling widget(s) with errors; 0 failed to reconcile and 0 could not be read; 3 failed terminally")
-	assert.Contains(t, e.logs.String(), "Failed to reconcile widget bad (InvalidConfiguration; not retried until its spec changes)")
+	assert.Contains(t, e.logs.String(), `msg="Finished reconciling with errors" plugin=widgets kind=Widget failed=0 unreadable=0 terminal=3`)
+	assert.Contains(t, e.logs.String(), `msg="Failed to reconcile; not retried until its spec changes" plugin=widgets kind=Widget cr=ns/bad name=bad reason=InvalidConfiguration`)
 }
 
 func TestLifecycleTransientFailureFailsTheRun(t *testing.T) {

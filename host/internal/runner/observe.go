@@ -92,7 +92,8 @@ func (rn *Runner) sandboxEvent(ctx context.Context, cr *resource.Resource, actio
 	}
 }
 
-// observeReconcile counts one reconcile by its result.
+// observeReconcile counts one reconcile by its result; a CR that failed before the plugin saw it
+// (connection, readiness, finalizer) counts as failed too.
 func (rn *Runner) observeReconcile(failures, terminal int, l *plugin.Lifecycle) {
 	result := "synced"
 	switch {
@@ -150,14 +151,17 @@ func (d *deletionCounter) summary() string {
 	return strings.Join(parts, ", ")
 }
 
-// pruneEvents records on each deleted CR of a pruned group what its prune did.
+// pruneEvents records on each deleted CR of a pruned group what its prune deleted. A prune that
+// deleted nothing says nothing: the run that sees a CR's Deleted event after its finalizer went
+// prunes again and would otherwise tell the story twice.
 func (rn *Runner) pruneEvents(ctx context.Context, crs []*resource.Resource, d *deletionCounter) {
-	what := "Prune found no owned resource left to delete"
-	if s := d.summary(); s != "" {
-		what = "Prune deleted the owned OpenStack resources no CR claims: " + s
+	s := d.summary()
+	if s == "" {
+		return
 	}
 	for _, cr := range crs {
-		rn.event(ctx, cr, kubeapi.EventNormal, EventPruned, actionPrune, what+"; releasing the finalizer")
+		rn.event(ctx, cr, kubeapi.EventNormal, EventPruned, actionPrune,
+			"Prune deleted the owned OpenStack resources no CR claims: "+s+"; releasing the finalizer")
 	}
 }
 

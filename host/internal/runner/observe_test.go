@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,8 @@ func TestEventsTellEachCRsStory(t *testing.T) {
 		prune   bool
 		crs     []cr
 		results map[string]plugintest.Result
+		// deletes is how many DELETEs the plugin's prune sends (answered 204).
+		deletes int
 		want    []string
 		metrics []string
 	}{
@@ -72,17 +75,26 @@ func TestEventsTellEachCRsStory(t *testing.T) {
 			results: map[string]plugintest.Result{"a": {Err: errors.New("boom")}, "b": {Err: errors.New("boom")}},
 			want:    []string{"a ReconcileFailed: boom"},
 			metrics: []string{`"value":2,"labels":{"plugin":"widgets","result":"failed"}`}},
+		{name: "a CR the plugin never saw still counts as failed",
+			crs:     []cr{{name: "a", secret: "nope"}},
+			want:    []string{"a ReconcileFailed: OpenStack connection failed: no such secret"},
+			metrics: []string{`"value":1,"labels":{"plugin":"widgets","result":"failed"}`}},
 		{name: "a Failed CR recovers; a note needs a human",
 			crs:     []cr{{name: "a", status: failed}, {name: "b"}},
 			results: map[string]plugintest.Result{"b": {Notes: []string{"flavor is in use"}}},
-			want: []string{"a Recovered: Successfully reconciled widget", "b NeedsManualAction: flavor is in use"},
+			want:    []string{"a Recovered: Successfully reconciled widget", "b NeedsManualAction: flavor is in use"},
 			metrics: []string{`"value":2,"labels":{"plugin":"widgets","result":"synced"}`}},
-		{name: "a prune releases a deleted CR",
-			prune: true,
-			crs:   []cr{{name: "a", finalizers: []string{F}}, {name: "gone", deleting: true, finalizers: []string{F}}},
-			want:  []string{"gone Pruned: Prune found no owned resource left to delete; releasing the finalizer"},
+		{name: "a prune releases a deleted CR and says what it deleted",
+			prune: true, deletes: 2,
+			crs:  []cr{{name: "a", finalizers: []string{F}}, {name: "gone", deleting: true, finalizers: []string{F}}},
+			want: []string{"gone Pruned: Prune deleted the owned OpenStack resources no CR claims: 2 in network; releasing the finalizer"},
 			metrics: []string{`"name":"openstack_sync_prunes_total","group":"g","action":"add","value":1,"labels":{"plugin":"widgets","result":"ok"}`,
+				`"name":"openstack_sync_openstack_deletions_total","group":"g","action":"add","value":2,"labels":{"plugin":"widgets","service":"network"}`,
 				`"name":"openstack_sync_finalizers_held","group":"g","action":"set","value":0`}},
+		{name: "a prune that deleted nothing says nothing",
+			prune:   true,
+			crs:     []cr{{name: "a", finalizers: []string{F}}, {name: "gone", deleting: true, finalizers: []string{F}}},
+			metrics: []string{`"name":"openstack_sync_prunes_total","group":"g","action":"add","value":1,"labels":{"plugin":"widgets","result":"ok"}`}},
 		{name: "a failed reconcile keeps a deleted CR's finalizer",
 			prune:   true,
 			crs:     []cr{{name: "a", finalizers: []string{F}}, {name: "gone", deleting: true, finalizers: []string{F}}},
@@ -98,7 +110,12 @@ func TestEventsTellEachCRsStory(t *testing.T) {
 			e.plugin.Meta = plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets"}
 			e.plugin.Results = tt.results
 			ev := &eventLog{}
-			_, text := observed(e, ev, nil, func() int { return e.run(e.plan(tt.crs...)) })
+			e.conn.ConnectErrs = map[plugin.Credentials]error{{Namespace: "ns", SecretName: "nope", CloudName: "c1"}: errors.New("no such secret")}
+			e.conn.Respond = func(_ plugin.Credentials, req plugin.Request) (*plugin.Response, error) {
+				return &plugin.Response{StatusCode: 204}, nil
+			}
+			pruner := &deletingPlugin{Plugin: e.plugin, deletes: tt.deletes}
+			_, text := observed(e, ev, func(rn *runner.Runner) { rn.Plugin = pruner }, func() int { return e.run(e.plan(tt.crs...)) })
 			assert.Equal(t, tt.want, ev.said())
 			for _, m := range tt.metrics {
 				assert.Contains(t, text, m)
@@ -118,7 +135,9 @@ func TestRunBudgetStopsStartingReconciles(t *testing.T) {
 	e := newEnv(t, true)
 	e.cfg.RunBudget = time.Minute
 	code, text := observed(e, &eventLog{}, func(rn *runner.Runner) { rn.Deadline = time.Now().Add(-time.Second) },
-		func() int { return e.run(e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "b", finalizers: []string{F}})) })
+		func() int {
+			return e.run(e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "b", finalizers: []string{F}}))
+		})
 	assert.Equal(t, 1, code)
 	for _, entry := range e.journal.Entries() {
 		assert.False(t, strings.HasPrefix(entry, "reconcile ") || strings.HasPrefix(entry, "prune "), entry)
@@ -127,4 +146,19 @@ func TestRunBudgetStopsStartingReconciles(t *testing.T) {
 	assert.Contains(t, e.logs.String(), "Stopping the run: its time budget is spent")
 	assert.Contains(t, e.logs.String(), "budget_env=WIDGET_RUN_BUDGET budget=1m0s not_reconciled=2")
 	assert.Contains(t, text, `"name":"openstack_sync_run_budget_exhausted_total","group":"g","action":"add","value":1`)
+}
+
+// deletingPlugin's prune deletes n resources through the session it is given.
+type deletingPlugin struct {
+	*plugintest.Plugin
+	deletes int
+}
+
+func (p *deletingPlugin) Prune(ctx context.Context, s plugin.Session, req plugin.PruneRequest) error {
+	for i := range p.deletes {
+		if _, err := s.Do(ctx, plugin.Request{Service: "network", Method: "DELETE", Path: "v2.0/things/" + strconv.Itoa(i)}); err != nil {
+			return err
+		}
+	}
+	return p.Plugin.Prune(ctx, s, req)
 }

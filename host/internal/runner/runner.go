@@ -90,11 +90,11 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	rn.readySpent = 0
 	rn.holder = nameHolders(plan)
 	policy := rn.Plugin.CleanupPolicy(rn.Config.Prune)
-	rn.Log.Info(fmt.Sprintf("Found %d %s(s) to reconcile", len(plan.Reconcile), rn.noun), "kind", rn.Config.Kind)
+	rn.Log.Info(MsgFound, "kind", rn.Config.Kind, "count", len(plan.Reconcile))
 	metrics.Set(rn.Metrics, metrics.Unreadable, float64(len(plan.Unreadable)), rn.pluginName())
 	if len(plan.Unreadable) > 0 {
-		rn.Log.Error(fmt.Sprintf("Ignored %d unreadable %s(s): %s", len(plan.Unreadable), rn.noun,
-			strings.Join(plan.Unreadable, ", ")), "kind", rn.Config.Kind)
+		rn.Log.Error(MsgIgnoredUnreadable, "kind", rn.Config.Kind, "count", len(plan.Unreadable),
+			"crs", strings.Join(plan.Unreadable, ", "))
 	}
 
 	rn.logUnreadableScopes(ctx, plan)
@@ -114,6 +114,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		if err := rn.writeFinalizer(ctx, cr, action); err != nil {
 			rn.crLog(cr).Error(err.Error())
 			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
+			rn.observeReconcile(1, 0, nil)
 			failures++
 			scope.fail(cr.Credentials, 1)
 			continue
@@ -138,17 +139,13 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		deletedOK, deleteFailures = rn.deleteAll(ctx, deleter, plan.Deleted)
 	}
 
-	summary := func(what string) {
-		msg := fmt.Sprintf(what, rn.noun, failures, len(plan.Unreadable))
-		if terminal > 0 {
-			msg += fmt.Sprintf("; %d failed terminally", terminal)
-		}
-		rn.Log.Error(msg, "kind", rn.Config.Kind)
+	summary := func(msg string) {
+		rn.Log.Error(msg, "kind", rn.Config.Kind, "failed", failures, "unreadable", len(plan.Unreadable), "terminal", terminal)
 	}
-	const withErrors = "Finished reconciling %s(s) with errors; %d failed to reconcile and %d could not be read"
+	const withErrors = MsgFinishedWithErrors
 	if scope.any() && !rn.meta.PrunePerGroup {
 		// Only a policy that prunes has a prune to skip: a plugin without one is told what failed.
-		what := "Skipping %s prune; %d failed to reconcile and %d could not be read"
+		what := MsgSkippingPrune
 		if !policy.RunsPrune() || (rn.meta.HasDelete && !rn.meta.HasPrune) {
 			what = withErrors
 		}
@@ -196,8 +193,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			}
 			if !failed[cr.Credentials] && !skipped[cr.Credentials] && cr.HasFinalizer() {
 				held++
-				rn.crLog(cr).Error(fmt.Sprintf("Keeping the finalizer on %s %s; its credential group was not pruned",
-					rn.Config.Kind, cr.Name))
+				rn.crLog(cr).Error(MsgKeepingFinalizer)
 				rn.heldEvent(ctx, cr, actionPrune, "its credential group was not pruned")
 			}
 			switch {
@@ -236,17 +232,18 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 	failAll := func(msg string) (int, int) {
 		for _, cr := range crs {
 			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
+			rn.observeReconcile(1, 0, nil)
 		}
 		return len(crs), 0
 	}
 	s, err := rn.Connector.Connect(ctx, creds)
 	if err != nil {
-		log.Error(fmt.Sprintf("Failed to connect to OpenStack %s: %v", describeGroup(creds), err))
+		log.Error(MsgConnectFailed, "error", err.Error())
 		return failAll("OpenStack connection failed: " + err.Error())
 	}
 	rn.sessions[creds] = s
 	if err := rn.waitForAPI(ctx, log, s); err != nil {
-		log.Error(fmt.Sprintf("OpenStack API unavailable for %s: %v", describeGroup(creds), err))
+		log.Error(MsgAPIUnavailable, "error", err.Error())
 		return failAll("OpenStack API unavailable: " + err.Error())
 	}
 	workers := 1
@@ -259,7 +256,7 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 	defer func() {
 		for _, cache := range caches {
 			if err := cache.Close(ctx); err != nil {
-				log.Warn(fmt.Sprintf("Failed to close the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
+				log.Warn(MsgCacheCloseFailed, "error", err.Error())
 			}
 		}
 	}()
@@ -268,10 +265,10 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 		if err != nil {
 			if len(caches) > 0 {
 				// Fewer workers than asked for still reconcile everything.
-				log.Warn(fmt.Sprintf("Reconciling %s(s) with %d cache(s) instead of %d: %v", rn.noun, len(caches), workers, err))
+				log.Warn(MsgFewerCaches, "caches", len(caches), "asked", workers, "error", err.Error())
 				break
 			}
-			log.Error(fmt.Sprintf("Failed to start the %s cache for %s: %v", rn.noun, describeGroup(creds), err))
+			log.Error(MsgCacheStartFailed, "error", err.Error())
 			return failAll("Unable to start reconciling: " + err.Error())
 		}
 		caches = append(caches, cache)
@@ -320,7 +317,7 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
 	})
 	if err != nil {
-		clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), status.Text(err.Error())))
+		clog.Error(MsgReconcileFailed, "name", cr.Display(), "error", status.Text(err.Error()))
 		if rn.patchStatus(ctx, cr, status.Outcome{Message: err.Error(), Reason: conditionReason(err)}) {
 			rn.sandboxEvent(ctx, cr, actionReconcile, err)
 		}
@@ -330,13 +327,12 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 		switch {
 		case l.Terminal():
 			terminal = 1
-			clog.Error(fmt.Sprintf("Failed to reconcile %s %s (%s; not retried until its spec changes): %s",
-				rn.noun, cr.Display(), l.Reason, status.Text(l.Message)))
+			clog.Error(MsgReconcileTerminal, "name", cr.Display(), "reason", l.Reason, "error", status.Text(l.Message))
 		case l.Reason == plugin.ReasonTransientError:
 			failures = 1
-			clog.Error(fmt.Sprintf("Failed to reconcile %s %s: %s", rn.noun, cr.Display(), status.Text(l.Message)))
+			clog.Error(MsgReconcileFailed, "name", cr.Display(), "error", status.Text(l.Message))
 		default:
-			clog.Info(fmt.Sprintf("%s %s is progressing: %s", capitalize(rn.noun), cr.Display(), status.Text(l.Message)))
+			clog.Info(MsgProgressing, "name", cr.Display(), "message", status.Text(l.Message))
 		}
 		rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
 		return failures, terminal
@@ -344,8 +340,7 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 	// Notes are plugin text: cleaned, and bounded like one log message (status.Notes).
 	notes := status.Notes(res.Notes)
 	if len(notes) > 0 {
-		clog.Warn(fmt.Sprintf("%s %s converged but needs manual action: %s", capitalize(rn.noun), cr.Display(),
-			strings.Join(notes, "; ")))
+		clog.Warn(MsgNeedsManualAction, "name", cr.Display(), "notes", strings.Join(notes, "; "))
 	}
 	msg := status.SyncedMessage(rn.noun, notes)
 	o := status.Outcome{Synced: true, Message: msg, Extra: res.ExtraStatus}
@@ -386,7 +381,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 		group := byCreds[creds]
 		s, err := rn.session(ctx, log, creds)
 		if err != nil {
-			log.Error(fmt.Sprintf("Cannot reach OpenStack to delete %d %s(s) for %s: %v", len(group), rn.noun, describeGroup(creds), err))
+			log.Error(MsgDeleteUnreachable, "count", len(group), "error", err.Error())
 			failed += len(group)
 			continue
 		}
@@ -397,7 +392,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 			rn.observeDelete(ctx, cr, res.Lifecycle, err)
 			if err != nil {
 				failed++
-				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %s", rn.noun, cr.Display(), status.Text(err.Error())))
+				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", status.Text(err.Error()))
 				rn.patchStatus(ctx, cr, status.Outcome{Message: "Delete failed: " + err.Error(), Reason: conditionReason(err)})
 				continue
 			}
@@ -405,20 +400,19 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 			switch {
 			case l == nil:
 				failed++
-				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: the plugin reported no outcome", rn.noun, cr.Display()))
+				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", "the plugin reported no outcome")
 				continue
 			case l.Reason == plugin.ReasonSuccess:
-				clog.Info(fmt.Sprintf("Deleted %s %s", rn.noun, cr.Display()))
+				clog.Info(MsgDeleted, "name", cr.Display())
 				done = append(done, cr)
 				continue
 			case l.Reason == plugin.ReasonProgressing:
-				clog.Info(fmt.Sprintf("%s %s is being deleted: %s", capitalize(rn.noun), cr.Display(), status.Text(l.Message)))
+				clog.Info(MsgBeingDeleted, "name", cr.Display(), "message", status.Text(l.Message))
 			case l.Terminal():
-				clog.Error(fmt.Sprintf("Cannot delete %s %s (%s; not retried until its spec changes); keeping its finalizer: %s",
-					rn.noun, cr.Display(), l.Reason, status.Text(l.Message)))
+				clog.Error(MsgDeleteTerminal, "name", cr.Display(), "reason", l.Reason, "error", status.Text(l.Message))
 			default:
 				failed++
-				clog.Error(fmt.Sprintf("Failed to delete %s %s; keeping its finalizer: %s", rn.noun, cr.Display(), status.Text(l.Message)))
+				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", status.Text(l.Message))
 			}
 			rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
 		}
@@ -465,7 +459,7 @@ func (rn *Runner) waitForAPI(ctx context.Context, log *slog.Logger, s plugin.Ses
 		if i == n {
 			break
 		}
-		log.Info(fmt.Sprintf("Waiting for OpenStack API (%d/%d): %v", i, n, err))
+		log.Info(MsgWaitingForAPI, "attempt", i, "attempts", n, "error", err.Error())
 		delay := rn.Config.ReadyDelay
 		if budget > 0 {
 			delay = max(0, min(delay, budget-rn.readySpent))
@@ -501,7 +495,7 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 	pruned, failed, skipped = map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}
 	finished := func() {
 		if !scope.any() {
-			rn.Log.Info(fmt.Sprintf("Finished reconciling %s(s)", rn.noun), "kind", rn.Config.Kind)
+			rn.Log.Info(MsgFinished, "kind", rn.Config.Kind)
 		}
 	}
 	if plan.Progress || (rn.meta.HasDelete && !rn.meta.HasPrune) {
@@ -525,7 +519,7 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 		}
 		authoritative := len(desired[creds]) == 0 && len(deleted[creds]) > 0
 		if len(desired[creds]) == 0 && !authoritative {
-			log.Info(fmt.Sprintf("Skipping %s prune for %s; no desired resources", rn.noun, describeGroup(creds)))
+			log.Info(MsgPruneNothingDesired)
 			rn.observePrune("skipped")
 			continue
 		}
@@ -533,7 +527,7 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 		if err != nil {
 			failed[creds] = true
 			rn.observePrune("failed")
-			log.Error(fmt.Sprintf("Cannot reach OpenStack for %s prune %s: %v", rn.noun, describeGroup(creds), err))
+			log.Error(MsgPruneUnreachable, "error", err.Error())
 			continue
 		}
 		// Without PrunePerGroup, ownership markers record no credential and what a token can list
@@ -544,7 +538,7 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 		if err != nil {
 			failed[creds] = true
 			rn.observePrune("failed")
-			log.Error(fmt.Sprintf("Failed to prune %s %s: %v", rn.noun, describeGroup(creds), err))
+			log.Error(MsgPruneFailed, "error", err.Error())
 			continue
 		}
 		rn.observePrune("ok")
@@ -585,8 +579,7 @@ func (rn *Runner) release(ctx context.Context, crs []*resource.Resource) int {
 		if h := rn.holder[cr.Ref()]; h != "" && cr.UID != "" && h != cr.UID {
 			// Releases are addressed by name: patching now would strip the finalizer from the newer
 			// object, which may hold it at the same index. The old object is gone, nothing to release.
-			rn.crLog(cr).Info(fmt.Sprintf("Not releasing the finalizer of %s %s (uid %s); the name now belongs to uid %s",
-				rn.Config.Kind, cr.Ref(), cr.UID, h))
+			rn.crLog(cr).Info(MsgNotReleasingRenamed, "uid", cr.UID, "holder_uid", h)
 			continue
 		}
 		if err := rn.writeFinalizer(ctx, cr, finalizer.Release); err != nil {
@@ -631,9 +624,9 @@ func (rn *Runner) writeFinalizer(ctx context.Context, cr *resource.Resource, act
 // reports whether it wrote a change (the Events of a change go with it). Failures are logged and
 // never change the exit code.
 func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o status.Outcome) bool {
-	log, kind := rn.crLog(cr), rn.Config.Kind
+	log := rn.crLog(cr)
 	if cr.Name == "" {
-		log.Error(fmt.Sprintf("Unable to patch %s status; Kubernetes metadata.name is missing", kind))
+		log.Error(MsgStatusNoName)
 		return false
 	}
 	if !rn.Config.StatusEnabled {
@@ -645,12 +638,12 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 		o.Lifecycle = &status.Lifecycle{Available: "Unknown", Reason: status.ReasonTransientError, Message: o.Message}
 	}
 	if status.IsCurrent(o, cr.Generation, cr.Status) {
-		log.Debug(fmt.Sprintf("skipping %s status patch for %s; status is already current", kind, cr.Name))
+		log.Debug(MsgStatusCurrent)
 		return false
 	}
 	t, err := rn.target(cr)
 	if errors.Is(err, errNoNamespace) {
-		log.Error(fmt.Sprintf("unable to patch %s status for %s; %v", kind, cr.Name, err))
+		log.Error(MsgStatusPatchFailed, "error", err.Error())
 		return false
 	}
 	if err != nil {
@@ -663,7 +656,7 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	}
 	body, err := json.Marshal(status.Body(o, cr.Generation, cr.Status, now()))
 	if err != nil {
-		log.Error(fmt.Sprintf("failed to patch %s status for %s: %T: %v", kind, cr.Name, err, err))
+		log.Error(MsgStatusPatchFailed, "error", fmt.Sprintf("%T: %v", err, err))
 		return false
 	}
 	err = rn.Kube.MergePatchStatus(ctx, t, body)
@@ -673,13 +666,13 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	}
 	if ae, ok := kubeapi.AsAPIError(err); ok {
 		if ae.ObjectGone(cr.Name) {
-			log.Info(fmt.Sprintf("not patching %s status for %s; the CR is gone: %v", kind, cr.Name, ae))
+			log.Info(MsgStatusCRGone, "error", ae.Error())
 			return false
 		}
-		log.Error(fmt.Sprintf("failed to patch %s status for %s: %v", kind, cr.Name, ae))
+		log.Error(MsgStatusPatchFailed, "error", ae.Error())
 		return false
 	}
-	log.Error(fmt.Sprintf("failed to patch %s status for %s: %T: %v", kind, cr.Name, err, err))
+	log.Error(MsgStatusPatchFailed, "error", fmt.Sprintf("%T: %v", err, err))
 	return false
 }
 
@@ -715,11 +708,4 @@ func sortedKeys(m map[plugin.Credentials][]*resource.Resource) []plugin.Credenti
 	}
 	slices.SortFunc(keys, plugin.Credentials.Compare)
 	return keys
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -197,8 +197,8 @@ func TestOrderingWithFinalizedPrune(t *testing.T) {
 	for _, c := range e.plugin.Caches() {
 		assert.True(t, c.Closed)
 	}
-	assert.Contains(t, e.logs.String(), "Found 3 widget(s) to reconcile")
-	assert.Contains(t, e.logs.String(), "Finished reconciling widget(s)")
+	assert.Contains(t, e.logs.String(), `msg="Found CRs to reconcile" plugin=widgets kind=Widget count=3`)
+	assert.Contains(t, e.logs.String(), `msg="Finished reconciling" plugin=widgets kind=Widget`)
 	assert.Equal(t, map[string]any{"name": "a"}, e.plugin.Reconciled()[0].Spec, "plugins never see cloudCredentialsRef")
 }
 
@@ -216,10 +216,10 @@ func TestReadiness(t *testing.T) {
 	}{
 		{name: "ready at once", retries: 3, waits: 1, code: 0},
 		{name: "ready on the third attempt", retries: 3, errs: []error{transient, transient}, waits: 3, sleeps: 2, code: 0,
-			logs: []string{"Waiting for OpenStack API (1/3): 503 from neutron", "Waiting for OpenStack API (2/3): 503 from neutron"}},
+			logs: []string{`msg="Waiting for the OpenStack API" plugin=widgets namespace=ns secret=s1 cloud=c1 attempt=1 attempts=3 error="503 from neutron"`, `attempt=2 attempts=3 error="503 from neutron"`}},
 		{name: "never ready", retries: 2, errs: []error{transient, transient, transient}, waits: 2, sleeps: 1, code: 1,
 			message: "OpenStack API unavailable: OpenStack API did not become ready after 2 attempt(s): 503 from neutron",
-			logs:    []string{`OpenStack API unavailable for cloud=c1 secret=s1 namespace=ns`}},
+			logs:    []string{`msg="OpenStack API unavailable" plugin=widgets namespace=ns secret=s1 cloud=c1`}},
 		{name: "permanent error is not retried", retries: 5, errs: []error{plugin.Permanent(errors.New("401 from keystone for secret s1 cloud c1"))},
 			waits: 1, sleeps: 0, code: 1, message: "OpenStack API unavailable: 401 from keystone for secret s1 cloud c1"},
 		{name: "zero retries skip the probe", retries: 0, errs: []error{transient}, waits: 0, code: 0},
@@ -266,8 +266,8 @@ func TestConnectFailureIsolatesTheGroup(t *testing.T) {
 	assert.Equal(t, "Synced", e.status("b")["syncStatus"], "the other group still reconciles")
 	assert.Empty(t, e.plugin.Pruned(), "a failure skips the prune")
 	assert.Equal(t, []any{F}, e.finalizers("gone"), "FINALIZED_PRUNE keeps the finalizer when the prune was skipped")
-	assert.Contains(t, e.logs.String(), `Failed to connect to OpenStack cloud=c1 secret=s1 namespace=ns: secret s1 has no cloud c1`)
-	assert.Contains(t, e.logs.String(), "Skipping widget prune; 1 failed to reconcile and 0 could not be read")
+	assert.Contains(t, e.logs.String(), `msg="Failed to connect to OpenStack" plugin=widgets namespace=ns secret=s1 cloud=c1 error="secret s1 has no cloud c1"`)
+	assert.Contains(t, e.logs.String(), `msg="Skipping the prune; CRs failed to reconcile or could not be read" plugin=widgets kind=Widget failed=1 unreadable=0`)
 	assert.Nil(t, e.status("gone"), "deleted CRs never get a status")
 }
 
@@ -294,9 +294,9 @@ func TestReconcileResults(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"id": "p"}}, e.status("c")["prefixes"])
 	assert.Len(t, e.plugin.Reconciled(), 6, "a failure never stops the other CRs")
 	assert.Empty(t, e.plugin.Pruned())
-	assert.Contains(t, e.logs.String(), "Widget b converged but needs manual action: profile p1 is in use; set spec.public")
-	assert.Contains(t, e.logs.String(), "Failed to reconcile widget a: prefix 7 is missing")
-	assert.Contains(t, e.logs.String(), "Skipping widget prune; 4 failed to reconcile and 0 could not be read")
+	assert.Contains(t, e.logs.String(), `msg="Converged but needs manual action" plugin=widgets kind=Widget cr=ns/b name=b notes="profile p1 is in use; set spec.public"`)
+	assert.Contains(t, e.logs.String(), `msg="Failed to reconcile" plugin=widgets kind=Widget cr=ns/a name=a error="prefix 7 is missing"`)
+	assert.Contains(t, e.logs.String(), `msg="Skipping the prune; CRs failed to reconcile or could not be read" plugin=widgets kind=Widget failed=4 unreadable=0`)
 }
 
 func TestUnreadableSkipsPrune(t *testing.T) {
@@ -307,8 +307,8 @@ func TestUnreadableSkipsPrune(t *testing.T) {
 	assert.Equal(t, "Synced", e.status("a")["syncStatus"], "readable CRs still reconcile")
 	assert.Empty(t, e.plugin.Pruned())
 	assert.Equal(t, []any{F}, e.finalizers("gone"))
-	assert.Contains(t, e.logs.String(), "Ignored 1 unreadable widget(s): openstack/legacy")
-	assert.Contains(t, e.logs.String(), "Skipping widget prune; 0 failed to reconcile and 1 could not be read")
+	assert.Contains(t, e.logs.String(), `msg="Ignored unreadable CRs" plugin=widgets kind=Widget count=1 crs=openstack/legacy`)
+	assert.Contains(t, e.logs.String(), `msg="Skipping the prune; CRs failed to reconcile or could not be read" plugin=widgets kind=Widget failed=0 unreadable=1`)
 }
 
 func TestFinalizerSync(t *testing.T) {
@@ -397,12 +397,12 @@ func TestReleasePerPolicy(t *testing.T) {
 			assert.Len(t, e.plugin.Pruned(), tt.pruned)
 			if tt.failCR {
 				// Only a policy with a prune step has a prune to skip.
-				skipped := "Skipping widget prune; 1 failed to reconcile"
+				skipped := `msg="Skipping the prune; CRs failed to reconcile or could not be read" plugin=widgets kind=Widget failed=1`
 				if tt.policy.RunsPrune() {
 					assert.Contains(t, e.logs.String(), skipped)
 				} else {
 					assert.NotContains(t, e.logs.String(), skipped)
-					assert.Contains(t, e.logs.String(), "Finished reconciling widget(s) with errors; 1 failed to reconcile and 0 could not be read")
+					assert.Contains(t, e.logs.String(), `msg="Finished reconciling with errors" plugin=widgets kind=Widget failed=1 unreadable=0`)
 				}
 			}
 			// Release comes after the prune it depends on.
@@ -442,7 +442,7 @@ func TestFinalizerHeldWhenItsGroupWasNotPruned(t *testing.T) {
 	assert.Equal(t, []any{F}, e.finalizers("gone"))
 	require.Len(t, e.plugin.Pruned(), 1)
 	assert.Equal(t, g1, e.plugin.Pruned()[0].Credentials)
-	assert.Contains(t, e.logs.String(), "Keeping the finalizer on Widget gone; its credential group was not pruned")
+	assert.Contains(t, e.logs.String(), `msg="Keeping the finalizer; its credential group was not pruned" plugin=widgets kind=Widget cr=ns/gone`)
 }
 
 func contains(s []string, v string) bool {
@@ -474,7 +474,7 @@ func TestPruneGroups(t *testing.T) {
 		code := e.run(e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "gone", secret: "s2", deleting: true, finalizers: []string{F}}))
 		assert.Equal(t, 1, code)
 		assert.Equal(t, []any{F}, e.finalizers("gone"))
-		assert.Contains(t, e.logs.String(), `Cannot reach OpenStack for widget prune cloud=c1 secret=s2 namespace=ns: keystone down`)
+		assert.Contains(t, e.logs.String(), `msg="Cannot reach OpenStack for the prune" plugin=widgets namespace=ns secret=s2 cloud=c1 error="keystone down"`)
 	})
 	t.Run("an event about one group never sweeps another, nor an empty one", func(t *testing.T) {
 		e := newEnv(t, true)
@@ -496,7 +496,7 @@ func TestPruneGroups(t *testing.T) {
 		require.Len(t, pruned, 1)
 		assert.Equal(t, g1, pruned[0].Credentials)
 		assert.Len(t, pruned[0].DesiredSpecs, 2, "desired specs are the union across groups")
-		assert.Contains(t, e.logs.String(), `Skipping widget prune for cloud=c1 secret=s3 namespace=ns; no desired resources`)
+		assert.Contains(t, e.logs.String(), `msg="Skipping the prune of a credential group; no desired resources" plugin=widgets namespace=ns secret=s3 cloud=c1`)
 	})
 	t.Run("NONE never connects for deleted CRs", func(t *testing.T) {
 		e := newEnv(t, false)
@@ -515,7 +515,7 @@ func TestStatusWrites(t *testing.T) {
 		e := newEnv(t, false)
 		assert.Equal(t, 0, e.run(e.plan(cr{name: "a", status: synced})))
 		assert.NotContains(t, e.journal.Entries(), "patch status a")
-		assert.Contains(t, e.logs.String(), "skipping Widget status patch for a; status is already current")
+		assert.Contains(t, e.logs.String(), `msg="Skipping the status patch; the status is already current" plugin=widgets kind=Widget cr=ns/a`)
 	})
 	t.Run("a changed outcome is patched", func(t *testing.T) {
 		e := newEnv(t, false)
@@ -536,7 +536,7 @@ func TestStatusWrites(t *testing.T) {
 		plan := e.plan(cr{name: "a"})
 		e.srv.Delete(path("a"))
 		assert.Equal(t, 0, e.run(plan))
-		assert.Contains(t, e.logs.String(), "not patching Widget status for a; the CR is gone: HTTP 404 Not Found")
+		assert.Contains(t, e.logs.String(), `msg="Not patching the status; the CR is gone" plugin=widgets kind=Widget cr=ns/a error="HTTP 404 Not Found`)
 	})
 	t.Run("a rejected status patch is logged, exit code unchanged", func(t *testing.T) {
 		e := newEnv(t, false)
@@ -545,13 +545,13 @@ func TestStatusWrites(t *testing.T) {
 			return 403, kubetest.Status(403, "Forbidden", "a", "forbidden"), strings.HasSuffix(r.Path, "/status")
 		}
 		assert.Equal(t, 0, e.run(plan))
-		assert.Contains(t, e.logs.String(), "failed to patch Widget status for a: HTTP 403 Forbidden: ")
+		assert.Contains(t, e.logs.String(), `msg="Failed to patch the status" plugin=widgets kind=Widget cr=ns/a error="HTTP 403 Forbidden: `)
 	})
 	t.Run("no metadata.name", func(t *testing.T) {
 		e := newEnv(t, false)
 		e.plugin.Results = map[string]plugintest.Result{"": {Err: errors.New("boom")}}
 		assert.Equal(t, 1, e.run(e.plan(cr{name: "", noName: true})))
-		assert.Contains(t, e.logs.String(), "Unable to patch Widget status; Kubernetes metadata.name is missing")
+		assert.Contains(t, e.logs.String(), `msg="Unable to patch the status; Kubernetes metadata.name is missing"`)
 	})
 	t.Run("every CR line names plugin, kind and CR", func(t *testing.T) {
 		e := newEnv(t, false)
@@ -559,7 +559,7 @@ func TestStatusWrites(t *testing.T) {
 		e.run(e.plan(cr{name: "a"}))
 		line := ""
 		for _, l := range strings.Split(e.logs.String(), "\n") {
-			if strings.Contains(l, "Failed to reconcile widget a") {
+			if strings.Contains(l, `msg="Failed to reconcile" plugin=widgets kind=Widget cr=ns/a`) {
 				line = l
 			}
 		}
@@ -595,7 +595,7 @@ func TestReleaseSkipsANameNowHeldByAnotherObject(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Equal(t, []any{F}, e.finalizers("a"), "the new object keeps the finalizer this run added")
 	assert.Equal(t, 1, strings.Count(strings.Join(e.journal.Entries(), "\n"), "patch finalizers a"), "only the add")
-	assert.Contains(t, e.logs.String(), "Not releasing the finalizer of Widget ns/a (uid uid-old); the name now belongs to uid uid-a")
+	assert.Contains(t, e.logs.String(), `msg="Not releasing the finalizer; the name now belongs to another object" plugin=widgets kind=Widget cr=ns/a uid=uid-old holder_uid=uid-a`)
 }
 
 // concurrentPlugin lets the runner spread a group's CRs over several caches and checks that no

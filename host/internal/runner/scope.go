@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"log/slog"
-	"strconv"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
@@ -71,9 +70,7 @@ func (rn *Runner) skipPrune(ctx context.Context, log *slog.Logger, f *failureSco
 	if failed == 0 && unreadable == 0 {
 		return false
 	}
-	log.ErrorContext(ctx, "Skipping "+rn.noun+" prune for "+describeGroup(c)+"; "+strconv.Itoa(failed)+
-		" of its CRs failed to reconcile and "+strconv.Itoa(unreadable)+" unreadable CR(s) may belong to it",
-		"failed", failed, "unreadable", unreadable)
+	log.ErrorContext(ctx, MsgSkippingGroupPrune, "failed", failed, "unreadable", unreadable)
 	return true
 }
 
@@ -85,8 +82,7 @@ func (rn *Runner) logUnreadableScopes(ctx context.Context, plan planner.Plan) {
 	}
 	f := newFailureScope(plan)
 	for i, ref := range plan.Unreadable {
-		rn.Log.InfoContext(ctx, "Unreadable "+rn.Config.Kind+" "+ref+" stops the prune of "+f.unreadable[i].String(),
-			"kind", rn.Config.Kind, "cr", ref)
+		rn.Log.InfoContext(ctx, MsgUnreadableStopsPrune, "kind", rn.Config.Kind, "cr", ref, "stops", f.unreadable[i].String())
 	}
 }
 

@@ -28,7 +28,7 @@ func TestPluginTextIsCleanedBeforeStatusAndLogs(t *testing.T) {
 	assert.Equal(t, "quota exceeded Ready: True", e.status("a")["message"])
 	conds := e.status("a")["conditions"].([]any)
 	assert.Equal(t, "quota exceeded Ready: True", conds[0].(map[string]any)["message"])
-	assert.Contains(t, e.logs.String(), "Failed to reconcile widget a: quota exceeded Ready: True")
+	assert.Contains(t, e.logs.String(), `msg="Failed to reconcile" plugin=widgets kind=Widget cr=ns/a name=a error="quota exceeded Ready: True"`)
 	assert.NotContains(t, e.logs.String(), "\x1b")
 
 	msg := e.status("b")["message"].(string)

@@ -73,7 +73,7 @@ func TestMisbehavingPluginFailsOnlyItsCRThroughTheRunner(t *testing.T) {
 			assert.Contains(t, bad["message"], c.want)
 			good := readyCondition(t, srv, paths["b-good"])
 			assert.Equal(t, "True", good["status"], "the neighbour of a failed CR still syncs")
-			assert.Contains(t, logs.String(), "; 1 failed to reconcile and 0 could not be read")
+			assert.Contains(t, logs.String(), "failed=1 unreadable=0")
 			if c.guest == "pdkmock" {
 				st := srv.Object(paths["b-good"])["status"].(map[string]any)
 				assert.Equal(t, "t-1", st["thing_id"], "extra status from the plugin reaches the CR")
