@@ -149,6 +149,13 @@ the CRD itself in the values (hook.crdYAML, e.g. helm --set-file), so nobody for
 {{- end -}}
 {{- $_ := set $env $n (toString (get $hook.env $k)) -}}
 {{- end -}}
+{{- /* SYNC_CRONTAB "H ...": the minute is derived from the binding, so the plugins' periodic full
+       runs do not all hit OpenStack at the same minute (docs/operating.md, "Cadence"). */ -}}
+{{- $cronKey := printf "%s_SYNC_CRONTAB" $p -}}
+{{- $cron := get $env $cronKey | default "" -}}
+{{- if hasPrefix "H " $cron -}}
+{{- $_ := set $env $cronKey (printf "%d%s" (mod (atoi (adler32sum $binding)) 60) (trimPrefix "H" $cron)) -}}
+{{- end -}}
 {{- end -}}
 {{- range $n := keys $env | sortAlpha -}}
 {{- if hasKey $hookEnv $n -}}
