@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,6 +115,7 @@ func TestHookEnvDerivedFromCRDs(t *testing.T) {
 
 	values := readValues(t, filepath.Join(chartDir, "values.yaml"))
 	overrides := readValues(t, "testdata/values/all-enabled.yaml")
+	minutes := map[int]bool{}
 	for name, pd := range values.PluginData {
 		for k, v := range overrides.PluginData[name].Hook.Env {
 			pd.Hook.Env[k] = v
@@ -140,6 +142,18 @@ func TestHookEnvDerivedFromCRDs(t *testing.T) {
 		assert.Len(t, env[p+"_PLUGIN_SHA256"], 64, name)
 		assert.NotContains(t, env, p+"_PLUGIN_MEMORY_MIB", "limits are per process, exported by the wrapper")
 		for k, v := range pd.Hook.Env {
+			if rest, ok := strings.CutPrefix(fmt.Sprint(v), "H "); ok && k == "SYNC_CRONTAB" {
+				// H is a minute of the hour derived from the binding: the plugins' periodic runs
+				// spread over the hour instead of all starting at minute 0.
+				minute, tail, _ := strings.Cut(env[p+"_"+k], " ")
+				m, err := strconv.Atoi(minute)
+				require.NoError(t, err, "%s: SYNC_CRONTAB %q", name, env[p+"_"+k])
+				assert.True(t, m >= 0 && m < 60, "%s: minute %d", name, m)
+				assert.Equal(t, rest, tail, name)
+				assert.False(t, minutes[m], "%s: two plugins sync at minute %d", name, m)
+				minutes[m] = true
+				continue
+			}
 			assert.Equal(t, fmt.Sprint(v), env[p+"_"+k], "%s: hook env %s", name, k)
 		}
 	}
