@@ -204,7 +204,7 @@ func configMetadata(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.L
 
 func closePlugin(ctx context.Context, p plugin.Plugin, log *slog.Logger) {
 	if err := p.Close(ctx); err != nil {
-		log.Warn("closing the plugin failed: " + err.Error())
+		log.Warn("closing the plugin failed", "error", err.Error())
 	}
 }
 
@@ -276,7 +276,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return probe(ctx, p, connector, contexts, enabled, meta.EnvPrefix, lookupEnv, log)
 	}
 	if !enabled {
-		log.Info(meta.EnvPrefix + "_ENABLED is not true; the hook is disabled")
+		log.Info("The hook is disabled", "variable", meta.EnvPrefix+"_ENABLED")
 		return ExitOK
 	}
 	cfg, err := hookenv.Load(lookupEnv, meta.EnvPrefix, meta.BindingName)
@@ -330,7 +330,7 @@ func probe(ctx context.Context, p plugin.Plugin, connector plugin.Connector, con
 			continue
 		}
 		if !enabled {
-			log.Info("connectivity check skipped; " + prefix + "_ENABLED is not true")
+			log.Info("connectivity check skipped; the probe is disabled", "variable", prefix+"_ENABLED")
 			continue
 		}
 		creds, err := probeCredentials(lookupEnv, prefix)
@@ -344,7 +344,7 @@ func probe(ctx context.Context, p plugin.Plugin, connector plugin.Connector, con
 			err = p.WaitForAPI(ctx, s)
 		}
 		if err != nil {
-			glog.Error("connectivity check FAILED: " + err.Error())
+			glog.Error("connectivity check FAILED", "error", err.Error())
 			return ExitFail
 		}
 		glog.Info("connectivity check passed")

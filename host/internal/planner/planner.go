@@ -31,12 +31,23 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 	"github.com/openstack-sync/openstack-sync/host/internal/status"
+)
+
+// The planner's log messages: constant, with the CR and the details as attributes.
+const (
+	MsgUnreadable   = "Ignoring an unreadable CR"
+	MsgNoWatchEvent = "Ignoring an event without a watchEvent"
+	MsgNoObject     = "Ignoring an event without an object"
+	MsgLaterDeleted = "Not reconciling; a later event in this batch deleted the CR"
+	MsgEcho         = "Skipping a Modified event; the CR already records the outcome of its generation"
+	MsgLaterEcho    = "Not reconciling; a later event in this batch records the outcome of the CR's generation"
+	MsgCollapsed    = "Collapsed the batch's changed events"
+	MsgTerminal     = "Not reconciling; the CR's generation failed in a way no retry fixes until the spec changes"
 )
 
 // Plan is what one run does.
@@ -113,7 +124,7 @@ func (p *planner) read(obj any, description string) *resource.Resource {
 		if errors.As(err, &re) {
 			reason = re.Reason
 		}
-		p.Log.Error("Ignoring unreadable "+description+" "+ref+": "+reason, "kind", p.Kind, "cr", ref)
+		p.Log.Error(MsgUnreadable, "kind", p.Kind, "cr", ref, "from", description, "reason", reason)
 		scope := resource.ScopeOf(obj, p.PodNamespace)
 		if seen, ok := p.unreadable[ref]; ok {
 			scope = seen.Widen(scope)
@@ -138,12 +149,12 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 		}
 		ev := c.WatchEvent()
 		if ev == "" {
-			p.Log.Warn(p.Kind+" event carries no watchEvent; ignoring it", "kind", p.Kind)
+			p.Log.Warn(MsgNoWatchEvent, "kind", p.Kind)
 			continue
 		}
 		obj := c.Object()
 		if obj == nil {
-			p.Log.Warn(p.Kind+" "+ev+" event carries no object; ignoring it", "kind", p.Kind)
+			p.Log.Warn(MsgNoObject, "kind", p.Kind, "event", ev)
 			continue
 		}
 		r := p.read(obj, ev+" CR")
@@ -159,16 +170,16 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 			deleted[id] = r
 			if _, ok := changed[id]; ok {
 				delete(changed, id)
-				p.crLog(r).Info("Not reconciling " + p.Kind + " " + r.Display() + "; a later event in this batch deleted it")
+				p.crLog(r).Info(MsgLaterDeleted, "name", r.Display())
 			}
 		case ev == bindingctx.Modified && recordsOwnOutcome(r):
-			outcome := "generation " + strconv.FormatInt(*r.Generation, 10) + " is already " + r.Status["syncStatus"].(string)
-			p.crLog(r).Info("Skipping " + r.Display() + " Modified event; " + outcome)
+			recorded := []any{"name", r.Display(), "generation", *r.Generation, "sync_status", r.Status["syncStatus"]}
+			p.crLog(r).Info(MsgEcho, recorded...)
 			// The CR's newest state already records the outcome of its current generation, so an
 			// earlier event of the batch (such as the hook's own finalizer write) needs no pass.
 			if _, ok := changed[id]; ok {
 				delete(changed, id)
-				p.crLog(r).Info("Not reconciling " + p.Kind + " " + r.Display() + "; a later event in this batch shows " + outcome)
+				p.crLog(r).Info(MsgLaterEcho, recorded...)
 			}
 		default:
 			if _, ok := deleted[id]; ok {
@@ -185,8 +196,7 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 	}
 	// Identities seen as changed, including those a later Deleted cancelled.
 	if changedEvents > len(changedOrder) {
-		p.Log.Info("Collapsed "+strconv.Itoa(changedEvents)+" "+p.Kind+" changed event(s) across "+
-			strconv.Itoa(len(changedOrder))+" CR(s)", "kind", p.Kind)
+		p.Log.Info(MsgCollapsed, "kind", p.Kind, "events", changedEvents, "crs", len(changedOrder))
 	}
 	var plan Plan
 	for _, id := range changedOrder {
@@ -260,8 +270,7 @@ func (p *planner) skipTerminal(rs []*resource.Resource) []*resource.Resource {
 	return slices.DeleteFunc(rs, func(r *resource.Resource) bool {
 		reason, ok := terminalOutcome(r)
 		if ok {
-			p.crLog(r).Info("Not reconciling " + r.Display() + "; generation " + strconv.FormatInt(*r.Generation, 10) +
-				" failed with " + reason + ", which no retry fixes until the spec changes")
+			p.crLog(r).Info(MsgTerminal, "name", r.Display(), "generation", *r.Generation, "reason", reason)
 		}
 		return ok
 	})
