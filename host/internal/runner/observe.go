@@ -121,8 +121,22 @@ type deletionCounter struct {
 	deleted map[string]int
 }
 
+// countDeletions wraps s when the run is observed; a run without metrics and Events hands the
+// plugin its session as it is.
 func (rn *Runner) countDeletions(s plugin.Session) *deletionCounter {
-	return &deletionCounter{Session: s, rn: rn, deleted: map[string]int{}}
+	d := &deletionCounter{Session: s, rn: rn, deleted: map[string]int{}}
+	if rn.Metrics == nil && rn.Events == nil {
+		d.rn = nil
+	}
+	return d
+}
+
+// session is what the plugin is given: the counter, or the plain session when nothing observes.
+func (d *deletionCounter) session() plugin.Session {
+	if d.rn == nil {
+		return d.Session
+	}
+	return d
 }
 
 func (d *deletionCounter) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {

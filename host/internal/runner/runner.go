@@ -388,7 +388,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 		counted := rn.countDeletions(s)
 		for _, cr := range group {
 			clog := rn.crLog(cr)
-			res, err := d.Delete(ctx, counted, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
+			res, err := d.Delete(ctx, counted.session(), nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
 			rn.observeDelete(ctx, cr, res.Lifecycle, err)
 			if err != nil {
 				failed++
@@ -533,7 +533,7 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 		// Without PrunePerGroup, ownership markers record no credential and what a token can list
 		// depends on its scope, so every group's prune protects every group's desired names.
 		counted := rn.countDeletions(s)
-		err = rn.Plugin.Prune(ctx, counted, plugin.PruneRequest{Credentials: creds, DesiredSpecs: rn.pruneSpecs(plan, desired, creds),
+		err = rn.Plugin.Prune(ctx, counted.session(), plugin.PruneRequest{Credentials: creds, DesiredSpecs: rn.pruneSpecs(plan, desired, creds),
 			AuthoritativeEmpty: authoritative})
 		if err != nil {
 			failed[creds] = true
