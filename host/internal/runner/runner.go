@@ -221,10 +221,6 @@ func groupLog(log *slog.Logger, creds plugin.Credentials) *slog.Logger {
 	return log.With("namespace", creds.Namespace, "secret", creds.SecretName, "cloud", creds.CloudName)
 }
 
-func describeGroup(c plugin.Credentials) string {
-	return fmt.Sprintf("cloud=%s secret=%s namespace=%s", c.CloudName, c.SecretName, c.Namespace)
-}
-
 // reconcileGroup converges one credential group's CRs and returns how many failed, and how many
 // of a lifecycle plugin failed terminally (not retried until their spec changes).
 func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, crs []*resource.Resource) (failures, terminal int) {

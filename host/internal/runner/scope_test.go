@@ -15,9 +15,7 @@ import (
 
 // Two tenants, each in its own namespace with its own credential group (docs/contract.md §7.1).
 var (
-	groupA  = plugin.Credentials{Namespace: "team-a", SecretName: "s1", CloudName: "c1"}
-	groupA2 = plugin.Credentials{Namespace: "team-a", SecretName: "s2", CloudName: "c1"}
-	groupB  = plugin.Credentials{Namespace: "team-b", SecretName: "s1", CloudName: "c1"}
+	groupA = plugin.Credentials{Namespace: "team-a", SecretName: "s1", CloudName: "c1"}
 )
 
 // unreadableIn is a CR whose status is not an object, so it cannot be read; creds false also
