@@ -109,7 +109,7 @@ func TestAdmission(t *testing.T) {
 	}
 	patch, err := json.Marshal(map[string]any{"status": status})
 	require.NoError(t, err)
-	for _, c := range wantCRDs {
+	for _, c := range wantCRDs(t) {
 		name := strings.TrimSpace(a.must("get", c.short, "-n", "openstack", "-o", "jsonpath={.items[0].metadata.name}"))
 		t.Run("status of "+c.kind, func(t *testing.T) {
 			a.must("patch", c.short, name, "-n", "openstack", "--subresource=status", "--type=merge", "-p", string(patch))
