@@ -41,10 +41,13 @@ oso.config computes, once, everything the templates derive from plugins and plug
   hooks: name -> {enabled, file, sha256, wrapper, crd: {group, version, kind, plural, status}}
   hookEnv: the hook environment (name -> string), over every hook, enabled or not
   env: the operator environment (name -> string)
+  memoryLimitMiB, memoryRequestMiB: the pod's memory derived from the enabled plugins' limits
 Rendering fails with a message naming the value at fault.
 */}}
 {{- define "oso.config" -}}
 {{- $hooks := dict -}}
+{{- $memoryLimit := int (.Values.memory | default dict).shellOperatorMiB -}}
+{{- $memoryRequest := $memoryLimit -}}
 {{- $hookEnv := dict -}}
 {{- range $name := keys .Values.plugins | sortAlpha -}}
 {{- if not (hasKey $.Values.pluginData $name) -}}
@@ -77,6 +80,17 @@ so the hook's wrapper exports them and every plugin gets its own. */ -}}
 {{- if $limits.callTimeout -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_CALL_TIMEOUT=%s" (toString $limits.callTimeout)) -}}{{- end -}}
 {{- if $limits.memoryMiB -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_MEMORY_MIB=%s" (toString $limits.memoryMiB)) -}}{{- end -}}
 {{- if $limits.poolSize -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_POOL_SIZE=%s" (toString $limits.poolSize)) -}}{{- end -}}
+{{- /* The hook's share of the pod's memory (docs/reliability.md, "Memory per instance"): loading
+the module, then poolSize instances, each holding at most its memory limit plus the host's
+overhead. The defaults are the host's (32 MiB, 2 instances). GOMEMLIMIT has the Go collector free
+garbage before the hook reaches its share. */ -}}
+{{- $mem := $.Values.memory | default dict -}}
+{{- $share := add (int $mem.loadMiB) (mul (int ($limits.poolSize | default 2)) (add (int ($limits.memoryMiB | default 32)) (int $mem.instanceOverheadMiB))) -}}
+{{- $exports = append $exports (printf "GOMEMLIMIT=%dMiB" (int $share)) -}}
+{{- if $enabled -}}
+{{- $memoryLimit = add $memoryLimit $share -}}
+{{- $memoryRequest = add $memoryRequest (int $mem.hookTypicalMiB) -}}
+{{- end -}}
 {{- $_ := set $h "exports" $exports -}}
 {{- $p := $hook.envPrefix | default "" -}}
 {{- /* The wrapper names the prefix, so the host reads the pin and the settings under the
@@ -177,7 +191,7 @@ the CRD itself in the values (hook.crdYAML, e.g. helm --set-file), so nobody for
 {{- end -}}
 {{- $_ := set $env $n (toString (get $.Values.env $n)) -}}
 {{- end -}}
-{{- toYaml (dict "hooks" $hooks "hookEnv" $hookEnv "env" $env) -}}
+{{- toYaml (dict "hooks" $hooks "hookEnv" $hookEnv "env" $env "memoryLimitMiB" $memoryLimit "memoryRequestMiB" $memoryRequest) -}}
 {{- end -}}
 
 {{/* Where plugins pulled from an OCI registry are kept: the cache volume, shared with the hooks. */}}

@@ -124,13 +124,24 @@ func probeWritable(dir string) error {
 	return os.Remove(name)
 }
 
+// runtimeConfig is the engine of every plugin runtime: compiler, memory cap, termination on
+// context end.
+func runtimeConfig(o Options) wazero.RuntimeConfig {
+	return wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(o.MemoryLimitPages).
+		// Where linear memory cannot be mapped (withLinearMemory), reserve the limit as the
+		// slice's capacity: growing in place spares the copy per memory.grow and the old buffers
+		// the GC has yet to free, which made the host hold 4-5x the guest's limit
+		// (docs/reliability.md, "Memory per instance").
+		WithMemoryCapacityFromMax(!linearMemoryMapped).
+		// The only way to stop a runaway guest; costs guest loops a check each (docs/abi.md).
+		WithCloseOnContextDone(!o.TrustedNoInterrupt)
+}
+
 // newRuntime builds the runtime of one plugin: compiler engine, memory cap, termination on
 // context end, WASI subset, the Extism kernel and the openstack-sync host functions.
 func newRuntime(ctx context.Context, o Options, cache wazero.CompilationCache, p *Plugin) (wazero.Runtime, error) {
-	cfg := wazero.NewRuntimeConfigCompiler().
-		WithMemoryLimitPages(o.MemoryLimitPages).
-		// The only way to stop a runaway guest; costs guest loops a check each (docs/abi.md).
-		WithCloseOnContextDone(!o.TrustedNoInterrupt)
+	cfg := runtimeConfig(o)
 	if cache != nil {
 		cfg = cfg.WithCompilationCache(cache)
 	}

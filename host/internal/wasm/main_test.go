@@ -19,6 +19,12 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(loadChildEnv); path != "" {
 		os.Exit(loadChild(path))
 	}
+	if mode := os.Getenv(stackChildEnv); mode != "" {
+		os.Exit(stackChild(mode))
+	}
+	if spec := os.Getenv(memoryChildEnv); spec != "" {
+		os.Exit(memoryChild(spec))
+	}
 	code := m.Run()
 	for _, f := range cleanup {
 		f()

@@ -261,6 +261,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	ictx, cancel := context.WithTimeout(ctx, max(p.opts.CallTimeout, minStartTimeout))
 	defer cancel()
 	ictx = kernel.WithState(context.WithValue(ictx, callKey{}, &callInfo{entry: "_initialize", log: p.log}), st)
+	ictx = withLinearMemory(ictx)
 	mod, err := p.runtime.InstantiateModule(ictx, p.compiled, cfg)
 	if err != nil {
 		text, _ := out.take()

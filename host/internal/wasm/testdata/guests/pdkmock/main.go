@@ -45,8 +45,14 @@ func misbehave(ctx *pdk.Context, action string) error {
 			}
 		}
 	case "hog":
+		// Touch every page, as a real guest writes what it allocates: untouched pages cost the
+		// host nothing and would hide what a guest at its limit costs.
 		for {
-			sink = append(sink, make([]byte, 1<<20))
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			sink = append(sink, b)
 		}
 	case "outside-grant":
 		return ctx.OpenStack("network").Delete("v2.0/networks/x", nil, nil)
