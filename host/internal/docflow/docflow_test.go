@@ -1,0 +1,229 @@
+package docflow
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+const docPath = "docs/writing-plugins.md"
+
+// instead are the documented commands CI cannot run as written, each with what it runs in their
+// place and why. An entry that matches no line of the page fails the test: the page changed and
+// this table must follow.
+var instead = map[string]struct{ run, why string }{
+	"git init && git submodule add https://github.com/openstack-sync/openstack-sync third_party/openstack-sync": {
+		`mkdir -p third_party && ln -s "$REPO" third_party/openstack-sync`,
+		"the repository is not public yet: the checkout under test stands in for the submodule"},
+	"openstack-sync plugin push plugin.wasm registry.example/team/neutron-address-scopes:0.3.1": {
+		`REF=$(openstack-sync plugin push plugin.wasm "$REGISTRY"/team/neutron-address-scopes:0.3.1) && echo "$REF"`,
+		"the printed reference is kept for the commands that use it"},
+	"kubectl apply -f crd.yaml": {
+		`: kubectl apply -f crd.yaml`,
+		"no cluster in the fast tier: test/e2e (TestOCIPluginThroughTheChart) installs a plugin from a registry with helm and shell-operator"},
+	"helm install oso charts/openstack-sync-operator -f my-values.yaml --set-file pluginData.addressScopes.hook.crdYAML=crd.yaml": {
+		`"$HELM" template oso "$REPO"/charts/openstack-sync-operator -f my-values.yaml --set-file pluginData.addressScopes.hook.crdYAML=crd.yaml > rendered.yaml`,
+		"no cluster in the fast tier: the chart renders the same values (helm install is test/e2e's)"},
+}
+
+// placeholders stand for what the reader has at that point of the page.
+var placeholders = strings.NewReplacer(
+	"registry.example", `$REGISTRY`,
+	"<manifest digest>", `${REF#*@sha256:}`,
+	"<module hex>", `$(sha256sum plugin.wasm | cut -d' ' -f1)`,
+	"<hex>", `$(sha256sum plugin.wasm | cut -d' ' -f1)`,
+)
+
+// block is one fenced block of the page.
+type block struct {
+	lang  string
+	lines []string // logical lines: continuations joined
+	line  int      // where it starts in the page
+}
+
+func parse(doc string) []block {
+	var out []block
+	var cur *block
+	pending := ""
+	for i, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "```") {
+			if cur == nil {
+				cur = &block{lang: strings.TrimPrefix(l, "```"), line: i + 1}
+			} else {
+				out = append(out, *cur)
+				cur = nil
+			}
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		if strings.HasSuffix(l, "\\") && cur.lang == "sh" {
+			pending += strings.TrimSuffix(l, "\\")
+			continue
+		}
+		line := pending + l
+		if cur.lang == "sh" {
+			line = strings.Join(strings.Fields(line), " ")
+		}
+		cur.lines = append(cur.lines, line)
+		pending = ""
+	}
+	return out
+}
+
+// script turns the page into one bash script: every sh block's commands in order, the
+// placeholders filled in, the commands of instead replaced, and the YAML blocks that name their
+// file (a first line "# <file>") written to it.
+func script(t *testing.T, doc string) string {
+	var b strings.Builder
+	b.WriteString("set -euxo pipefail\n")
+	used := map[string]bool{}
+	for _, blk := range parse(doc) {
+		switch {
+		case blk.lang == "sh":
+			fmt.Fprintf(&b, "# %s:%d\n", docPath, blk.line)
+			for _, l := range blk.lines {
+				cmd := strings.TrimSpace(l)
+				if i := strings.Index(cmd, " #"); i >= 0 {
+					cmd = strings.TrimSpace(cmd[:i])
+				}
+				if cmd == "" || strings.HasPrefix(cmd, "#") {
+					continue
+				}
+				if r, ok := instead[cmd]; ok {
+					used[cmd] = true
+					fmt.Fprintf(&b, "# instead of %q: %s\n%s\n", cmd, r.why, r.run)
+					continue
+				}
+				b.WriteString(placeholders.Replace(cmd) + "\n")
+				if cmd == "cd neutron-address-scopes" {
+					// What the reader brings along: a cloud's clouds.yaml, CR files and operator grants.
+					b.WriteString(`cp "$FIXTURES"/* .` + "\n")
+				}
+			}
+		case blk.lang == "yaml" && len(blk.lines) > 0 && strings.HasPrefix(blk.lines[0], "# "):
+			name := strings.TrimPrefix(blk.lines[0], "# ")
+			fmt.Fprintf(&b, "# %s:%d\ncat > %s <<EOF\n", docPath, blk.line, name)
+			for _, l := range blk.lines[1:] {
+				b.WriteString(placeholders.Replace(l) + "\n")
+			}
+			b.WriteString("EOF\n")
+		}
+	}
+	for cmd := range instead {
+		if !used[cmd] {
+			t.Errorf("%s no longer has the command %q: update the instead table", docPath, cmd)
+		}
+	}
+	return b.String()
+}
+
+func TestParseJoinsContinuations(t *testing.T) {
+	blocks := parse("text\n```sh\na \\\n  --b c   # note\nd\n```\n```yaml\n# f.yaml\nk: v\n```\n")
+	require.Len(t, blocks, 2)
+	assert.Equal(t, []string{"a --b c # note", "d"}, blocks[0].lines)
+	assert.Equal(t, "yaml", blocks[1].lang)
+}
+
+// TestWritingPluginsCommands runs docs/writing-plugins.md from the scaffold to the chart values:
+// every sh command of the page, in order, in one shell, with the binaries built from this
+// checkout, an in-process cloud standing in for the reader's and a registry server on loopback
+// for theirs.
+func TestWritingPluginsCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and a plugin and runs the page's commands")
+	}
+	root, err := filepath.Abs(repoRoot())
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(root, docPath))
+	require.NoError(t, err)
+	sh := script(t, string(raw))
+
+	work := t.TempDir()
+	bin := filepath.Join(work, "bin")
+	for _, cmd := range []string{"openstack-sync", "openstack-sync-dev"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, cmd), "./host/cmd/"+cmd)
+		build.Dir = root
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+
+	cloud := fakecloud.New(fakecloud.Options{})
+	t.Cleanup(cloud.Close)
+	require.NoError(t, cloud.AddCollection(fakecloud.Collection{Path: "v2.0/address-scopes", Key: "address_scope"}))
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+
+	fixtures := filepath.Join(work, "fixtures")
+	require.NoError(t, os.MkdirAll(fixtures, 0o755))
+	cr := func(name string) string {
+		return fmt.Sprintf("apiVersion: example.org/v1alpha1\nkind: NeutronAddressScope\nmetadata: {name: %s}\nspec: {name: %s}\n", name, name)
+	}
+	for name, body := range map[string]string{
+		"clouds.yaml": strings.Replace(cloud.CloudsYAML(), "  "+fakecloud.AdminCloud+":", "  mycloud:", 1),
+		"scopes.yaml": cr("blue") + "---\n" + cr("green"),
+		"old.yaml":    cr("old"),
+		"operator-grants.json": `[{"service": "network", "methods": ["GET", "POST", "PUT", "DELETE"],
+			"paths": ["v2.0/address-scopes", "v2.0/address-scopes/*"]}]`,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(fixtures, name), []byte(body), 0o644))
+	}
+	helm := os.Getenv("HELM")
+	if helm == "" {
+		if helm, err = exec.LookPath("helm"); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("helm is not installed; CI must render the chart values of the page")
+			}
+			t.Skip("helm is not installed (hack/k8s-tools.sh builds it): the page's chart step cannot run")
+		}
+	}
+
+	cmd := exec.Command("bash", "-c", sh)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"REPO="+root, "FIXTURES="+fixtures, "REGISTRY="+strings.TrimPrefix(reg.URL, "http://"), "HELM="+helm,
+		"GOWORK=off", "GOFLAGS=-mod=mod", "OPENSTACK_SYNC_CACHE_DIR="+filepath.Join(work, "cache"))
+	out, err := cmd.CombinedOutput()
+	t.Logf("script:\n%s\noutput:\n%s", sh, out)
+	require.NoError(t, err)
+
+	text := string(out)
+	mod := filepath.Join(work, "neutron-address-scopes")
+	for _, want := range []string{
+		"ok  \texample.org/neutron-address-scopes", // make test: unit tests and the conformance kit
+		"--- PASS: TestConformance/cleanup",        // the page's own suite file, run as the page says
+		"name:         neutron-address-scopes",
+		"plugin.wasm: ok (neutron-address-scopes, 0.1.0, sha256:",
+		"mycloud network POST v2.0/address-scopes -> 201", // run against the reader's cloud
+		"Write plan:",
+		"NeutronAddressScope default/old (deleted)",
+		"pulled ",
+	} {
+		assert.Contains(t, text, want)
+	}
+	_, err = os.Stat(filepath.Join(mod, "scopes.wasm"))
+	assert.NoError(t, err, "plugin pull wrote scopes.wasm")
+	rendered, err := os.ReadFile(filepath.Join(mod, "rendered.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(rendered), "plugin pull -o", "the chart pulls the module the page pushed")
+	assert.Contains(t, string(rendered), "NEUTRON_ADDRESS_SCOPE_CRD_KIND", "the chart derived the CRD variables from crdYAML")
+}
