@@ -61,6 +61,11 @@ func newContext(h host, cache map[string]any) *Context {
 func init() {
 	testhook.NewContext = func(h any, cache map[string]any) any { return newContext(h.(host), cache) }
 	testhook.HostOf = func(ctx any) any { return ctx.(*Context).host }
+	testhook.DecodeReconcile = func(input []byte) (any, error) {
+		var msg reconcileMessage
+		err := decodeReconcile(input, &msg)
+		return &msg.ReconcileRequest, err
+	}
 }
 
 // Cache is a map that lives for one credential group: every Reconcile of the group's CRs sees the

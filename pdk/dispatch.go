@@ -80,7 +80,7 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.
 			return nil, &wire.Error{Message: "plugin has no " + entry + " handler", Permanent: true}
 		}
 		var msg reconcileMessage
-		if err := json.Unmarshal(input, &msg); err != nil {
+		if err := decodeReconcile(input, &msg); err != nil {
 			return nil, &wire.Error{Message: entry + ": decoding input: " + err.Error(), Permanent: true}
 		}
 		ctx := newContext(h, in.groupCache)
@@ -97,7 +97,7 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.
 			return nil, &wire.Error{Message: "plugin has no Prune handler", Permanent: true}
 		}
 		var msg pruneMessage
-		if err := json.Unmarshal(input, &msg); err != nil {
+		if err := decodePrune(input, &msg); err != nil {
 			return nil, &wire.Error{Message: "prune: decoding input: " + err.Error(), Permanent: true}
 		}
 		return nil, toWire(p.Prune(newContext(h, nil), &msg.PruneRequest))

@@ -53,14 +53,11 @@ func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 // does: decode the host's message, run the handler with a Context on h and the group cache,
 // encode the result. It returns the result's notes.
 func ReconcileInput(h Backend, cache map[string]any, input []byte) ([]string, error) {
-	var msg struct {
-		ABIVersion int `json:"abi_version"`
-		pdk.ReconcileRequest
-	}
-	if err := json.Unmarshal(input, &msg); err != nil {
+	req, err := testhook.DecodeReconcile(input)
+	if err != nil {
 		return nil, fmt.Errorf("reconcile: decoding input: %w", err)
 	}
-	res, err := pdk.Registered().Reconcile(testhook.NewContext(h, cache).(*pdk.Context), &msg.ReconcileRequest)
+	res, err := pdk.Registered().Reconcile(testhook.NewContext(h, cache).(*pdk.Context), req.(*pdk.ReconcileRequest))
 	if err != nil {
 		return nil, err
 	}

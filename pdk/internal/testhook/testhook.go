@@ -10,3 +10,7 @@ var NewContext func(host any, cache map[string]any) any
 
 // HostOf returns the host behind a *pdk.Context.
 var HostOf func(ctx any) any
+
+// DecodeReconcile decodes a host reconcile input as the wasm entry point does and returns the
+// *pdk.ReconcileRequest, so benchmarks measure the guest's own decoding path.
+var DecodeReconcile func(input []byte) (any, error)

@@ -1,0 +1,111 @@
+package pdk
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The splitter must never change what a plugin sees: for every input encoding/json accepts, the
+// split decode gives the same message; for one it refuses, the split decode refuses it too, or
+// the only difference is a spec that is not JSON, which DecodeSpec then refuses.
+func checkSameAsJSON(t *testing.T, input []byte) {
+	t.Helper()
+	var want, got reconcileMessage
+	wantErr := json.Unmarshal(input, &want)
+	gotErr := decodeReconcile(input, &got)
+	if wantErr != nil {
+		if gotErr == nil {
+			assert.False(t, json.Valid(got.Spec), "accepted %q, which encoding/json refuses (%v), with a valid spec", input, wantErr)
+			var v map[string]any
+			assert.Error(t, got.DecodeSpec(&v))
+		}
+		return
+	}
+	require.NoError(t, gotErr, "%q", input)
+	assert.Equal(t, want.ABIVersion, got.ABIVersion, "%q", input)
+	assert.Equal(t, want.Object, got.Object, "%q", input)
+	assert.Equal(t, string(want.Spec), string(got.Spec), "%q", input)
+	assert.Equal(t, want.Status, got.Status, "%q", input)
+}
+
+func TestDecodeReconcileMatchesEncodingJSON(t *testing.T) {
+	var cases []string
+	raw, err := os.ReadFile("testdata/envelopes.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	for _, c := range cases {
+		checkSameAsJSON(t, []byte(c))
+	}
+}
+
+func TestDecodeReconcileKeepsTheSpecInPlace(t *testing.T) {
+	input := []byte(`{"abi_version":1,"object":{"kind":"K","name":"a","generation":2},"spec":{"x":"}]\"{"},"status":{"id":"r1"}}`)
+	var msg reconcileMessage
+	require.NoError(t, decodeReconcile(input, &msg))
+	assert.Equal(t, `{"x":"}]\"{"}`, string(msg.Spec))
+	assert.Equal(t, "r1", msg.Status["id"])
+	assert.Equal(t, int64(2), *msg.Object.Generation)
+	// A slice of the input, capped so appending to it cannot write over the status.
+	assert.Equal(t, len(msg.Spec), cap(msg.Spec))
+}
+
+func TestDecodePrune(t *testing.T) {
+	for _, tc := range []struct {
+		input string
+		want  []string
+		empty bool
+	}{
+		{input: `{"abi_version":1,"credentials":{"namespace":"n","secret_name":"s","cloud_name":"c"},"desired_specs":[{"name":"a"} , {"name":"b,]"}],"authoritative_empty":false}`,
+			want: []string{`{"name":"a"}`, `{"name":"b,]"}`}},
+		{input: `{"abi_version":1,"desired_specs":[],"authoritative_empty":true}`, want: []string{}, empty: true},
+		{input: `{"abi_version":1,"desired_specs":null}`},
+		{input: `{"abi_version":1,"Desired_Specs":[{"name":"x"}]}`, want: []string{`{"name":"x"}`}},
+	} {
+		var want, got pruneMessage
+		require.NoError(t, json.Unmarshal([]byte(tc.input), &want))
+		require.NoError(t, decodePrune([]byte(tc.input), &got), tc.input)
+		assert.Equal(t, want.Credentials, got.Credentials)
+		assert.Equal(t, tc.empty, got.AuthoritativeEmpty)
+		assert.Equal(t, want.DesiredSpecs == nil, got.DesiredSpecs == nil, tc.input)
+		var specs []string
+		for _, s := range got.DesiredSpecs {
+			specs = append(specs, string(s))
+		}
+		if tc.want != nil && len(tc.want) == 0 {
+			assert.Empty(t, specs)
+		} else {
+			assert.Equal(t, tc.want, specs, tc.input)
+		}
+	}
+}
+
+func TestDecodeSpecsOneByOne(t *testing.T) {
+	r := PruneRequest{DesiredSpecs: []json.RawMessage{json.RawMessage(`{"name":"a"}`), nil, json.RawMessage(`{"name":"c"}`)}}
+	var out []struct{ Name string }
+	require.NoError(t, r.DecodeSpecs(&out))
+	assert.Equal(t, []struct{ Name string }{{"a"}, {""}, {"c"}}, out)
+
+	r.DesiredSpecs = []json.RawMessage{json.RawMessage(`{"name":1}`)}
+	assert.ErrorContains(t, r.DecodeSpecs(&out), "desired specs: [0]: ")
+	assert.ErrorContains(t, r.DecodeSpecs(out), "needs a non-nil pointer to a slice")
+
+	r.DesiredSpecs = nil
+	require.NoError(t, r.DecodeSpecs(&out))
+	assert.NotNil(t, out)
+	assert.Empty(t, out)
+}
+
+func FuzzDecodeReconcile(f *testing.F) {
+	var cases []string
+	raw, err := os.ReadFile("testdata/envelopes.json")
+	require.NoError(f, err)
+	require.NoError(f, json.Unmarshal(raw, &cases))
+	for _, c := range cases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, input []byte) { checkSameAsJSON(t, input) })
+}
