@@ -104,9 +104,17 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 }
 
 func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
-	var desired []Spec
-	if err := req.DecodeSpecs(&desired); err != nil {
+	// Only the names: a prune may carry thousands of specs, and their steps and extra decoded
+	// would not fit the guest's memory beside the list of every runbook (docs/benchmarks.md).
+	var names []struct {
+		RunbookName string `json:"runbookName"`
+	}
+	if err := req.DecodeSpecs(&names); err != nil {
 		return err
+	}
+	desired := make([]Spec, len(names))
+	for i, n := range names {
+		desired[i].RunbookName = n.RunbookName
 	}
 	// prune refuses this case too; checking it before connect spares the version document.
 	if len(desired) == 0 && !req.AuthoritativeEmpty {

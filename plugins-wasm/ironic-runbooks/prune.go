@@ -17,7 +17,19 @@ type pruneOutcome struct {
 
 // list reads every runbook, following Ironic's "next" links.
 func (a api) list() ([]runbook, error) {
-	all, err := pdk.ListIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, func(r *runbook) string { return r.UUID })
+	return listAs(a, func(r *runbook) string { return r.UUID })
+}
+
+// listedForPrune is what a prune reads of each runbook: with thousands listed, decoding their
+// steps too would cost the guest memory it does not have to spare (docs/benchmarks.md).
+type listedForPrune struct {
+	UUID  string         `json:"uuid"`
+	Name  string         `json:"name"`
+	Extra map[string]any `json:"extra"`
+}
+
+func listAs[T any](a api, id func(*T) string) ([]T, error) {
+	all, err := pdk.ListIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, id)
 	if err != nil {
 		return nil, fmt.Errorf("list runbooks: %w", err)
 	}
@@ -36,7 +48,7 @@ func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error)
 	for _, s := range desired {
 		want[s.RunbookName] = true
 	}
-	all, err := a.list()
+	all, err := listAs(a, func(r *listedForPrune) string { return r.UUID })
 	if err != nil {
 		return out, err
 	}
