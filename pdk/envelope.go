@@ -200,6 +200,12 @@ func decodeReconcile(input []byte, msg *reconcileMessage) error {
 		case "spec":
 			msg.Spec = json.RawMessage(raw[:len(raw):len(raw)])
 		case "status":
+			if v, ok := decodePlain(raw); ok {
+				if m, isMap := v.(map[string]any); isMap {
+					msg.Status = m
+					break
+				}
+			}
 			err = json.Unmarshal(raw, &msg.Status)
 		default:
 			// encoding/json matches keys case-insensitively; let it judge what this is.

@@ -109,3 +109,40 @@ func FuzzDecodeReconcile(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input []byte) { checkSameAsJSON(t, input) })
 }
+
+// decodePlain either gives exactly what encoding/json gives an `any`, or declines.
+func checkPlain(t *testing.T, input []byte) {
+	t.Helper()
+	got, ok := decodePlain(input)
+	if !ok {
+		return
+	}
+	var want any
+	require.NoError(t, json.Unmarshal(input, &want), "decodePlain accepted %q", input)
+	assert.Equal(t, want, got, "%q", input)
+}
+
+func TestDecodePlainMatchesEncodingJSON(t *testing.T) {
+	var cases []string
+	raw, err := os.ReadFile("testdata/plain-values.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	for _, c := range cases {
+		checkPlain(t, []byte(c))
+	}
+	// The status the host writes for a converged CR takes the fast path.
+	_, ok := decodePlain([]byte(`{"syncStatus":"Synced","observedGeneration":3,"lastSyncTime":"2026-12-01T01:00:00Z",` +
+		`"conditions":[{"type":"Ready","status":"True","reason":"Synced","message":"Successfully reconciled","observedGeneration":3}]}`))
+	assert.True(t, ok)
+}
+
+func FuzzDecodePlain(f *testing.F) {
+	var cases []string
+	raw, err := os.ReadFile("testdata/plain-values.json")
+	require.NoError(f, err)
+	require.NoError(f, json.Unmarshal(raw, &cases))
+	for _, c := range cases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, input []byte) { checkPlain(t, input) })
+}

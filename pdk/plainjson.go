@@ -1,0 +1,200 @@
+package pdk
+
+import "strconv"
+
+// decodePlain decodes the JSON value b into the Go values encoding/json gives an `any`
+// (map[string]any, []any, string, float64, bool, nil) for the plain JSON the host writes: ASCII
+// strings without escapes, numbers that fit a float64. For anything else it answers false and the
+// caller uses encoding/json, so the result is always encoding/json's (a fuzz test holds them
+// equal). It exists for the CR status the host sends with every reconcile: encoding/json decodes
+// into `any` through a scanner call per byte, twice, which in wasm under termination checks costs
+// a converged CR more than the plugin's own work (docs/benchmarks.md, "Guest-side fixes").
+func decodePlain(b []byte) (any, bool) {
+	d := plainDecoder{b: b}
+	v, ok := d.value(0)
+	if !ok {
+		return nil, false
+	}
+	d.space()
+	return v, d.i == len(d.b)
+}
+
+type plainDecoder struct {
+	b []byte
+	i int
+}
+
+// maxPlainDepth bounds the recursion; deeper values go to encoding/json, which has its own limit.
+const maxPlainDepth = 64
+
+func (d *plainDecoder) space() {
+	for d.i < len(d.b) && (d.b[d.i] == ' ' || d.b[d.i] == '\n' || d.b[d.i] == '\t' || d.b[d.i] == '\r') {
+		d.i++
+	}
+}
+
+func (d *plainDecoder) value(depth int) (any, bool) {
+	d.space()
+	if d.i >= len(d.b) || depth > maxPlainDepth {
+		return nil, false
+	}
+	switch d.b[d.i] {
+	case '{':
+		return d.object(depth)
+	case '[':
+		return d.array(depth)
+	case '"':
+		return d.str()
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return nil, d.literal("null")
+	}
+	return d.number()
+}
+
+func (d *plainDecoder) literal(word string) bool {
+	if len(d.b)-d.i < len(word) || string(d.b[d.i:d.i+len(word)]) != word {
+		return false
+	}
+	d.i += len(word)
+	return true
+}
+
+// str decodes a string of printable ASCII without escapes; anything else is not plain.
+func (d *plainDecoder) str() (string, bool) {
+	start := d.i + 1
+	for j := start; j < len(d.b); j++ {
+		c := d.b[j]
+		if c == '"' {
+			d.i = j + 1
+			return string(d.b[start:j]), true
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// number checks JSON's number grammar (which strconv.ParseFloat is looser than), then parses it
+// as encoding/json does.
+func (d *plainDecoder) number() (any, bool) {
+	b, start := d.b, d.i
+	i := start
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	f, err := strconv.ParseFloat(string(b[start:i]), 64)
+	if err != nil {
+		return nil, false
+	}
+	d.i = i
+	return f, true
+}
+
+func (d *plainDecoder) object(depth int) (any, bool) {
+	d.i++
+	m := map[string]any{}
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+		return m, true
+	}
+	for {
+		d.space()
+		if d.i >= len(d.b) || d.b[d.i] != '"' {
+			return nil, false
+		}
+		k, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		d.space()
+		if d.i >= len(d.b) || d.b[d.i] != ':' {
+			return nil, false
+		}
+		d.i++
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		d.space()
+		if d.i >= len(d.b) {
+			return nil, false
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (d *plainDecoder) array(depth int) (any, bool) {
+	d.i++
+	a := []any{}
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		return a, true
+	}
+	for {
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		d.space()
+		if d.i >= len(d.b) {
+			return nil, false
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return a, true
+		default:
+			return nil, false
+		}
+	}
+}
