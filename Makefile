@@ -5,7 +5,7 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins test lint e2e demo bench bench-native bench-micro chart-update mutate
+.PHONY: help build plugins image test lint e2e demo bench bench-native bench-micro chart-update mutate
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -15,6 +15,9 @@ build: ## build the host binary to bin/openstack-sync (no test fake in it: the d
 
 plugins: ## build every plugin to bin/plugins/<name>.wasm (reproducible: -trimpath, stripped)
 	hack/build-plugins.sh $(BIN)/plugins
+
+image: ## the operator image without a container engine, as an OCI layout in bin/image/layout (docs/operators/install.md)
+	hack/build-image.sh $(BIN)/image
 
 test: ## the unit and host tiers: every Go module, the chart when helm is available
 	hack/test.sh

@@ -9,6 +9,7 @@
 #                         is stopped at the end unless E2E_KEEP_OPENSTACK=1 (reruns then take ~3 min).
 #   ETCD_PORT, ETCD_PEER_PORT, KUBE_API_PORT   as hack/kube-up.sh
 #   E2E_ONLY_TEST_E2E=1   run only test/e2e (a developer's quicker loop; refused under CI=true)
+#   E2E_RUN=REGEXP        with E2E_ONLY_TEST_E2E, only the test/e2e tests matching REGEXP (-test.run)
 #   E2E_KEEP=1            keep the work folder (logs, kubeconfig, values) after a passing run
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,16 @@ k8s_bin=$(hack/k8s-tools.sh)
 log "building bin/openstack-sync and bin/plugins"
 go build -trimpath -o bin/openstack-sync ./host/cmd/openstack-sync
 hack/build-plugins.sh bin/plugins
+# The operator image (no container engine): built twice, the second time with its own plugin and host
+# builds, and the digests must match; test/e2e's TestImage pushes, pulls and runs it.
+log "building the operator image twice (hack/build-image.sh)"
+image_digest=$(K8S_BIN=$k8s_bin PLUGINS_DIR=$repo/bin/plugins hack/build-image.sh "$work/image")
+again=$(K8S_BIN=$k8s_bin hack/build-image.sh "$work/image-again")
+if [ "$image_digest" != "$again" ]; then
+  log "FAIL: the image is not reproducible: $image_digest, then $again (kept in $work/image, $work/image-again)"; exit 1
+fi
+rm -rf "$work/image-again"
+log "operator image $image_digest (reproduced)"
 log "compiling the e2e tests"
 go test -tags e2e -c -o "$work/e2e.test" ./test/e2e
 
@@ -105,10 +116,10 @@ if [ -n "$tagged" ]; then
   tagged_pid=$!
 fi
 log "running test/e2e"
-(cd test/e2e && E2E_HELM="$k8s_bin/helm" \
+(cd test/e2e && E2E_HELM="$k8s_bin/helm" E2E_IMAGE_LAYOUT="$work/image/layout" E2E_IMAGE_DIGEST="$image_digest" \
   E2E_SHELL_OPERATOR="$k8s_bin/shell-operator" E2E_HOST_BINARY="$repo/bin/openstack-sync" \
   E2E_PLUGINS_DIR="$repo/bin/plugins" E2E_CLOUDS_YAML="$clouds" E2E_CLOUD=local-admin E2E_SYSTEM_CLOUD=local-system \
-  E2E_WORK_DIR="$work/run" "$work/e2e.test" -test.v -test.timeout 15m) 2>&1 | tee -a "$work/e2e.log"
+  E2E_WORK_DIR="$work/run" "$work/e2e.test" -test.v -test.timeout 25m ${E2E_ONLY_TEST_E2E:+${E2E_RUN:+-test.run "$E2E_RUN"}}) 2>&1 | tee -a "$work/e2e.log"
 status=${PIPESTATUS[0]}
 if [ -n "$tagged" ]; then
   wait "$tagged_pid"; tagged_pid=

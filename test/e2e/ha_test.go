@@ -118,8 +118,9 @@ func createIn(t *testing.T, ctx context.Context, h *harness, namespace string, u
 	require.NoError(t, err, "create %s/%s", namespace, c.GetName())
 }
 
-// waitSyncedIn waits until the runbook CR reports Synced for its current generation.
-func waitSyncedIn(t *testing.T, ctx context.Context, h *harness, namespace, name string, timeout time.Duration) {
+// waitSyncedIn waits until the runbook CR reports Synced for its current generation; a closed
+// exited channel (an operator that ended) fails the wait at once.
+func waitSyncedIn(t *testing.T, ctx context.Context, h *harness, namespace, name string, timeout time.Duration, exited ...<-chan struct{}) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -131,6 +132,13 @@ func waitSyncedIn(t *testing.T, ctx context.Context, h *harness, namespace, name
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s/%s to be Synced; status %v", timeout, namespace, name, u.Object["status"])
+		}
+		for _, c := range exited {
+			select {
+			case <-c:
+				t.Fatalf("the operator exited while waiting for %s/%s to be Synced", namespace, name)
+			default:
+			}
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
