@@ -131,9 +131,9 @@ func TestImageContents(t *testing.T) {
 	}, entries(t, img))
 }
 
-// TestPushAndTarball: the command writes the tarball and pushes to a registry (go-containerregistry's
+// TestPushAndLayout: the command writes an OCI layout and pushes to a registry (go-containerregistry's
 // own, on loopback); both hold the digest it prints.
-func TestPushAndTarball(t *testing.T) {
+func TestPushAndLayout(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
