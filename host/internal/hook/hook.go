@@ -62,8 +62,6 @@ type Deps struct {
 	NewConnector func(secrets SecretReader, opts ConnectorOptions, log *slog.Logger) plugin.Connector
 	// NewLeaseStore reaches the Leases of high availability (OPENSTACK_SYNC_LEASE_NAME set).
 	NewLeaseStore func() (lease.Store, error)
-	// StandDown, when set, counts a run that stood down because another replica holds the lease.
-	StandDown func()
 	// NewMetrics, when set, starts the run's metrics; they are written to METRICS_PATH when the
 	// run ends (observe.go).
 	NewMetrics func() MetricsFile
@@ -285,7 +283,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitFail
 	}
 	if cfg.Lease != nil {
-		term, code, ok := acquireLease(ctx, deps, cfg.Lease, log)
+		term, code, ok := acquireLease(ctx, deps, cfg.Lease, obs.recorder(), meta.Name, log)
 		if !ok {
 			return code
 		}

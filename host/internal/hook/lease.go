@@ -9,6 +9,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease"
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 )
 
 // leaseTerm is one run's hold on the plugin's lease.
@@ -21,7 +22,7 @@ type leaseTerm struct {
 // acquireLease decides whether this replica's run may act (docs/scaling.md). ok false: the run
 // ends now with code, ExitOK when another replica holds the lease (standing down is the normal
 // state of a standby, not a failure).
-func acquireLease(ctx context.Context, deps Deps, l *hookenv.Lease, log *slog.Logger) (term leaseTerm, code int, ok bool) {
+func acquireLease(ctx context.Context, deps Deps, l *hookenv.Lease, rec metrics.Recorder, plugin string, log *slog.Logger) (term leaseTerm, code int, ok bool) {
 	log = log.With("lease", l.String(), "holder", l.Holder)
 	if deps.NewLeaseStore == nil {
 		log.Error("high availability is configured (OPENSTACK_SYNC_LEASE_NAME) but this build has no lease store")
@@ -42,12 +43,11 @@ func acquireLease(ctx context.Context, deps Deps, l *hookenv.Lease, log *slog.Lo
 	if !res.Acquired {
 		log.Info("Standing down: another replica holds the lease", "activeHolder", res.Holder,
 			"leaseExpires", res.Until.UTC().Format(time.RFC3339))
-		if deps.StandDown != nil {
-			deps.StandDown()
-		}
+		metrics.Add(rec, metrics.LeaseStandDowns, 1, plugin)
 		return term, ExitOK, false
 	}
 	if res.Takeover {
+		metrics.Add(rec, metrics.LeaseTakeovers, 1, plugin)
 		log.Info("Holding the lease from now on; this run reconciles every CR it sees")
 	} else {
 		log.Debug("lease renewed")

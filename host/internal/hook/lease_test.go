@@ -3,6 +3,7 @@ package hook_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease/leasetest"
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 )
 
 // eventOf is an event about one widget whose snapshot holds all of them.
@@ -52,7 +54,8 @@ func TestLease(t *testing.T) {
 		reconciled []string
 		after      string // the holder after the run
 		stderr     []string
-		standDowns int
+		// metrics are the run's lease counters (standdowns, takeovers).
+		standDowns, takeovers float64
 	}{
 		{name: "another live holder: the run stands down", holder: "pod-b", renewedAgo: 10 * time.Second,
 			contexts: eventOf("widgets", "a", "a", "b"), after: "pod-b", standDowns: 1,
@@ -60,17 +63,17 @@ func TestLease(t *testing.T) {
 				"leaseExpires=2026-01-02T03:05:25Z", "lease=ops/" + leaseName, "holder=pod-a"}},
 		{name: "the holder acts on the event only", holder: "pod-a", renewedAgo: 10 * time.Second,
 			contexts: eventOf("widgets", "a", "a", "b"), reconciled: []string{"a"}, after: "pod-a"},
-		{name: "a first holder reconciles the whole snapshot",
+		{name: "a first holder reconciles the whole snapshot", takeovers: 1,
 			contexts: eventOf("widgets", "a", "a", "b"), reconciled: []string{"a", "b"}, after: "pod-a",
 			stderr: []string{"Holding the lease from now on; this run reconciles every CR it sees"}},
-		{name: "taking over from an expired holder reconciles the whole snapshot", holder: "pod-b", renewedAgo: 2 * time.Minute,
+		{name: "taking over from an expired holder reconciles the whole snapshot", holder: "pod-b", renewedAgo: 2 * time.Minute, takeovers: 1,
 			contexts: eventOf("widgets", "a", "a", "b"), reconciled: []string{"a", "b"}, after: "pod-a",
 			stderr: []string{"took over the lease", "previousHolder=pod-b"}},
 		{name: "a lease run of the holder only renews", holder: "pod-a", renewedAgo: 20 * time.Second,
 			contexts: leaseRun("lease", "", "a", "b"), after: "pod-a"},
 		{name: "a lease run of a standby stands down", holder: "pod-b", renewedAgo: 20 * time.Second,
 			contexts: leaseRun("lease", "", "a", "b"), after: "pod-b", standDowns: 1},
-		{name: "a lease run that takes over reconciles everything", holder: "pod-b", renewedAgo: 91 * time.Second,
+		{name: "a lease run that takes over reconciles everything", holder: "pod-b", renewedAgo: 91 * time.Second, takeovers: 1,
 			contexts: leaseRun("lease", "", "a", "b"), reconciled: []string{"a", "b"}, after: "pod-a"},
 	}
 	for _, tt := range tests {
@@ -87,12 +90,12 @@ func TestLease(t *testing.T) {
 			if tt.holder != "" {
 				store.Set("ops", leaseName, lease.Record{Holder: tt.holder, Duration: 90 * time.Second, RenewTime: now.Add(-tt.renewedAgo)})
 			}
-			standDowns := 0
+			h.env[metrics.PathEnv] = filepath.Join(t.TempDir(), "metrics.json")
 			code := h.mainWith(func(d *hook.Deps) {
 				d.NewLeaseStore = func() (lease.Store, error) { return store, nil }
-				d.StandDown = func() { standDowns++ }
+				d.NewMetrics = func() hook.MetricsFile { return metrics.NewFile() }
 				d.Now = func() time.Time { return now }
-			}, "--plugin", "widgets.wasm", "--binding", "widgets")
+			}, "--plugin", "widgets.wasm")
 			assert.Equal(t, tt.code, code, h.stderr.String())
 			var got []string
 			for _, r := range h.plugin.Reconciled() {
@@ -105,7 +108,9 @@ func TestLease(t *testing.T) {
 			for _, s := range tt.stderr {
 				assert.Contains(t, h.stderr.String(), s)
 			}
-			assert.Equal(t, tt.standDowns, standDowns)
+			m := opsIn(t, h.env[metrics.PathEnv])
+			assert.Equal(t, tt.standDowns, m["openstack_sync_lease_standdowns_total{plugin=widgets}"])
+			assert.Equal(t, tt.takeovers, m["openstack_sync_lease_takeovers_total{plugin=widgets}"])
 		})
 	}
 }

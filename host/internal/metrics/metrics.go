@@ -118,6 +118,10 @@ var (
 		Buckets: loadBuckets, Help: "Time to load a plugin module (read, verify, compile or fetch from the cache, instantiate)."}
 	PluginCompile = &Def{Name: "openstack_sync_plugin_compile_duration_seconds", Type: Histogram, Labels: []string{"plugin", "cache"},
 		Buckets: loadBuckets, Help: "Time to compile a plugin module; cache is hit (read from the compilation cache) or miss."}
+	LeaseStandDowns = &Def{Name: "openstack_sync_lease_standdowns_total", Type: Counter, Labels: []string{"plugin"},
+		Help: "Hook runs that stood down because another replica holds the plugin's lease (high availability, docs/scaling.md)."}
+	LeaseTakeovers = &Def{Name: "openstack_sync_lease_takeovers_total", Type: Counter, Labels: []string{"plugin"},
+		Help: "Hook runs that took the plugin's lease from another replica or a free lease, and so reconciled every CR."}
 	SandboxRefusals = &Def{Name: "openstack_sync_sandbox_refusals_total", Type: Counter, Labels: []string{"plugin", "kind"},
 		Help: "Plugin actions the sandbox stopped, by kind: grant (an OpenStack request outside the grants), limit (time, memory or size limit), trap (panic, trap or ABI fault)."}
 )
@@ -126,6 +130,7 @@ var (
 var Catalog = []*Def{
 	Reconciles, Deletes, Prunes, Deletions, Requests, RequestDuration, RetryWaits, Runs, RunDuration,
 	RunBudgetExhausted, Unreadable, FinalizersHeld, PluginLoad, PluginCompile, SandboxRefusals,
+	LeaseStandDowns, LeaseTakeovers,
 }
 
 // StatusClass is the status_class label of an HTTP status code; 0 (no answer) is "error".
