@@ -97,9 +97,10 @@ func TestHighAvailability(t *testing.T) {
 	require.NotEmpty(t, took, "the standby's takeover line")
 	failover := took[0].Sub(killSecond)
 	t.Logf("failover: the standby took the lease %s after the kill (lease %s)", failover, haLease)
-	// The holder renews at least every 30 s (executionMinInterval), so the lease ends at most
-	// haLease after the kill; the standby's next lease run (every 15 s, spaced 30 s) takes it.
-	assert.LessOrEqual(t, failover, haLease+35*time.Second, "takeover within the lease time plus one lease run")
+	// The lease ends at most haLease after the kill (the dead holder's last renewal was before it);
+	// the standby's next lease run (every 15 s, spaced at least 30 s) takes it, plus the start of
+	// that hook process on a loaded machine.
+	assert.LessOrEqual(t, failover, haLease+45*time.Second, "takeover within the lease time plus one lease run")
 
 	// Nothing lost: every CR's runbook is in Ironic.
 	for _, u := range crs {
