@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+
+	"sigs.k8s.io/yaml"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,12 +22,53 @@ type kind struct {
 }
 
 var (
-	runbooks      = kind{"IronicRunbook", schema.GroupVersionResource{Group: "ironic.openstack-sync.io", Version: "v1alpha1", Resource: "ironicrunbooks"}}
-	routerFlavors = kind{"NeutronRouterFlavor", schema.GroupVersionResource{Group: "neutron.openstack-sync.io", Version: "v1alpha1", Resource: "neutronrouterflavors"}}
-	segmentRanges = kind{"NeutronSegmentRange", schema.GroupVersionResource{Group: "neutron.openstack-sync.io", Version: "v1alpha1", Resource: "neutronsegmentranges"}}
-	kinds         = []kind{runbooks, routerFlavors, segmentRanges}
+	// kinds are the CRDs of crds/, every one of them: a plugin added with its CRD is installed,
+	// checked for RBAC and run through the examples without a row here.
+	kinds = loadKinds("../../crds")
+	// The lifecycle scenarios say what they do with these three in particular.
+	runbooks      = kindNamed("IronicRunbook")
+	routerFlavors = kindNamed("NeutronRouterFlavor")
+	segmentRanges = kindNamed("NeutronSegmentRange")
 	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
+
+// loadKinds reads the kind and resource of each CRD in dir (the served version is the first).
+func loadKinds(dir string) []kind {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		panic(fmt.Sprintf("e2e: no CRD in %s: %v", dir, err))
+	}
+	sort.Strings(files)
+	var out []kind
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		var crd struct {
+			Spec struct {
+				Group    string `json:"group"`
+				Names    struct{ Kind, Plural string }
+				Versions []struct{ Name string }
+			}
+		}
+		if err := yaml.Unmarshal(body, &crd); err != nil || len(crd.Spec.Versions) == 0 {
+			panic(fmt.Sprintf("e2e: %s is not a CRD with a version: %v", f, err))
+		}
+		out = append(out, kind{crd.Spec.Names.Kind, schema.GroupVersionResource{Group: crd.Spec.Group,
+			Version: crd.Spec.Versions[0].Name, Resource: crd.Spec.Names.Plural}})
+	}
+	return out
+}
+
+func kindNamed(name string) kind {
+	for _, k := range kinds {
+		if k.kind == name {
+			return k
+		}
+	}
+	panic("e2e: crds/ has no CRD of kind " + name)
+}
 
 const finalizer = "openstack-sync.io/finalizer"
 
@@ -60,7 +104,10 @@ func loadExamples(dir string) (*examples, error) {
 				if ex.secret == nil {
 					ex.secret = u
 				}
-			case runbooks.kind, routerFlavors.kind, segmentRanges.kind:
+			default:
+				if !slices.ContainsFunc(kinds, func(k kind) bool { return k.kind == u.GetKind() }) {
+					continue
+				}
 				if ex.crs[u.GetKind()] == nil {
 					ex.crs[u.GetKind()] = u
 					c, _, _ := unstructured.NestedString(d, "spec", "cloudCredentialsRef", "cloudName")

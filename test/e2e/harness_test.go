@@ -6,8 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -188,35 +187,62 @@ func newHarness(e env) (*harness, error) {
 	return h, nil
 }
 
-// writeValues pins the plugins built for this run, as an operator installing a release would.
+// writeValues pins the plugins built for this run, as an operator installing a release would:
+// every module of the plugins directory, under the chart key its name gives (ironic-runbooks:
+// ironicRunbooks), configured as a probe or a CR plugin as its metadata says.
 func (h *harness) writeValues() error {
-	plugins := map[string]string{
-		"ironicRunbooks": "ironic-runbooks", "neutronRouterFlavors": "neutron-router-flavors",
-		"neutronSegmentRanges": "neutron-segment-ranges", "openstackProbe": "openstack-probe",
+	modules, err := filepath.Glob(filepath.Join(h.env.PluginsDir, "*.wasm"))
+	if err != nil || len(modules) == 0 {
+		return fmt.Errorf("no plugin in %s (hack/build-plugins.sh builds them): %v", h.env.PluginsDir, err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "hostBinary: %s\nenv: {LOG_LEVEL: debug}\nplugins:\n", h.env.HostBinary)
-	for key := range plugins {
-		fmt.Fprintf(&b, "  %s: true\n", key)
-	}
-	b.WriteString("pluginData:\n")
-	for key, file := range plugins {
-		path := filepath.Join(h.env.PluginsDir, file+".wasm")
-		body, err := os.ReadFile(path)
+	var data strings.Builder
+	for _, path := range modules {
+		info, err := h.inspect(path)
 		if err != nil {
-			return fmt.Errorf("plugin %s: %w (hack/build-plugins.sh builds it)", file, err)
+			return err
 		}
-		sum := sha256.Sum256(body)
-		fmt.Fprintf(&b, "  %s:\n    plugin: {file: %s, sha256: %q}\n", key, path, hex.EncodeToString(sum[:]))
-		if key == "openstackProbe" {
-			fmt.Fprintf(&b, "    hook: {env: {DEFAULT_SECRET: %s, DEFAULT_CLOUD: %s}}\n", h.examples.secret.GetName(), h.examples.clouds[0])
+		key := chartKey(strings.TrimSuffix(filepath.Base(path), ".wasm"))
+		fmt.Fprintf(&b, "  %s: true\n", key)
+		fmt.Fprintf(&data, "  %s:\n    plugin: {file: %s, sha256: %q}\n", key, path, info.SHA256)
+		if info.Probe {
+			fmt.Fprintf(&data, "    hook: {env: {DEFAULT_SECRET: %s, DEFAULT_CLOUD: %s}}\n", h.examples.secret.GetName(), h.examples.clouds[0])
 		} else {
 			// Short readiness retries: a broken cloud fails the run in seconds, not five minutes.
-			b.WriteString("    hook: {env: {PRUNE: true, READY_RETRIES: 3, READY_DELAY: 1}}\n")
+			data.WriteString("    hook: {env: {PRUNE: true, READY_RETRIES: 3, READY_DELAY: 1}}\n")
 		}
 	}
+	b.WriteString("pluginData:\n" + data.String())
 	h.values = filepath.Join(h.env.WorkDir, "values.yaml")
 	return os.WriteFile(h.values, []byte(b.String()), 0o644)
+}
+
+// moduleInfo is what `openstack-sync plugin inspect --json` says of a module that the harness needs.
+type moduleInfo struct {
+	SHA256 string `json:"sha256"`
+	Probe  bool   `json:"probe"`
+}
+
+// inspect asks the host binary under test what a module declares.
+func (h *harness) inspect(path string) (moduleInfo, error) {
+	out, err := exec.Command(h.env.HostBinary, "plugin", "inspect", "--json", path).Output()
+	if err != nil {
+		return moduleInfo{}, fmt.Errorf("openstack-sync plugin inspect %s: %w", path, err)
+	}
+	var info moduleInfo
+	return info, json.Unmarshal(out, &info)
+}
+
+// chartKey is the chart's key of a plugin: its name in lower camel case.
+func chartKey(name string) string {
+	words := strings.Split(name, "-")
+	for i := 1; i < len(words); i++ {
+		if words[i] != "" {
+			words[i] = strings.ToUpper(words[i][:1]) + words[i][1:]
+		}
+	}
+	return strings.Join(words, "")
 }
 
 func (h *harness) helm(args ...string) (string, error) {

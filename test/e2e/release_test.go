@@ -35,6 +35,9 @@ type chartRelease struct {
 	name, namespace      string
 	fullname, kubeconfig string
 	pods                 []*pod
+	// podPaths maps paths of the pod's volumes that the chart's init script names literally to
+	// directories of this run (the OCI pull's target on the cache volume).
+	podPaths map[string]string
 }
 
 // pod is one shell-operator process standing for a pod of the release's Deployment.
@@ -141,7 +144,13 @@ func (r *chartRelease) start(t *testing.T, ctx context.Context, podName string) 
 		"SHELL_OPERATOR_LISTEN_ADDRESS": "127.0.0.1", "SHELL_OPERATOR_LISTEN_PORT": strconv.Itoa(port),
 	}
 	init := spec.InitContainers[0]
-	initCmd := exec.CommandContext(ctx, init.Command[0], append(init.Command[1:], init.Args...)...)
+	argv := append(append([]string{}, init.Command...), init.Args...)
+	for i := range argv {
+		for from, to := range r.podPaths {
+			argv[i] = strings.ReplaceAll(argv[i], from, to)
+		}
+	}
+	initCmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	initCmd.Env = containerEnv(init, local)
 	out, err := initCmd.CombinedOutput()
 	require.NoError(t, err, "init container:\n%s", out)
