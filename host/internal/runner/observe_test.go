@@ -75,6 +75,11 @@ func TestEventsTellEachCRsStory(t *testing.T) {
 			results: map[string]plugintest.Result{"a": {Err: errors.New("boom")}, "b": {Err: errors.New("boom")}},
 			want:    []string{"a ReconcileFailed: boom"},
 			metrics: []string{`"value":2,"labels":{"plugin":"widgets","result":"failed"}`}},
+		{name: "a call the sandbox stopped says so",
+			crs:     []cr{{name: "a"}},
+			results: map[string]plugintest.Result{"a": {Err: trapped{}}},
+			want: []string{"a ReconcileFailed: wasm plugin trapped",
+				"a SandboxRefused: The plugin's sandbox stopped it (trap): wasm plugin trapped"}},
 		{name: "a CR the plugin never saw still counts as failed",
 			crs:     []cr{{name: "a", secret: "nope"}},
 			want:    []string{"a ReconcileFailed: OpenStack connection failed: no such secret"},
@@ -162,3 +167,9 @@ func (p *deletingPlugin) Prune(ctx context.Context, s plugin.Session, req plugin
 	}
 	return p.Plugin.Prune(ctx, s, req)
 }
+
+// trapped is an error the sandbox marks as a stop, as wasm.CallError does.
+type trapped struct{}
+
+func (trapped) Error() string          { return "wasm plugin trapped" }
+func (trapped) SandboxRefusal() string { return "trap" }

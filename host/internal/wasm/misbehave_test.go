@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
@@ -352,4 +354,32 @@ func TestDeadlineReachesOpenStackRequests(t *testing.T) {
 	require.ErrorAs(t, err, &ce, "a guest that returns after its deadline is stopped, not trusted")
 	assert.Equal(t, "timeout", ce.Kind)
 	assert.Contains(t, err.Error(), `wasm plugin "mock" reconcile: timeout: did not finish within 200ms`)
+}
+
+// Sandbox stops are counted by kind and carried on the error, so the runner can record a
+// SandboxRefused Event: a refused grant ("grant"), a panic ("trap").
+func TestSandboxRefusalsAreCountedAndMarked(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testOptions(t)
+	rec := metrics.NewFile()
+	o.Metrics = rec
+	p := loadTest(t, guest(t, "pdkmock"), o)
+	_, err := p.Reconcile(ctx, &fakeSession{}, nil, crRequest("g", map[string]any{"action": "outside-grant"}))
+	require.Error(t, err)
+	assert.Equal(t, "grant", plugin.SandboxRefusal(err))
+	_, err = p.Reconcile(ctx, &fakeSession{}, nil, crRequest("bad", map[string]any{"action": "panic"}))
+	require.Error(t, err)
+	assert.Equal(t, "trap", plugin.SandboxRefusal(err))
+
+	path := filepath.Join(t.TempDir(), "metrics.json")
+	require.NoError(t, rec.Flush(path, "g"))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, want := range []string{
+		`"name":"openstack_sync_sandbox_refusals_total","group":"g","action":"add","value":1,"labels":{"kind":"grant","plugin":"mock"}`,
+		`"name":"openstack_sync_sandbox_refusals_total","group":"g","action":"add","value":1,"labels":{"kind":"trap","plugin":"mock"}`,
+		`"name":"openstack_sync_plugin_compile_duration_seconds_count","group":"g","action":"add","value":1,"labels":{"cache":`,
+	} {
+		assert.Contains(t, string(data), want)
+	}
 }
