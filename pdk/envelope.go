@@ -194,9 +194,9 @@ func decodeReconcile(input []byte, msg *reconcileMessage) error {
 	for key, raw := range members {
 		switch key {
 		case "abi_version":
-			err = json.Unmarshal(raw, &msg.ABIVersion)
+			err = decodeJSON(raw, &msg.ABIVersion, false)
 		case "object":
-			err = json.Unmarshal(raw, &msg.Object)
+			err = decodeJSON(raw, &msg.Object, false)
 		case "spec":
 			msg.Spec = json.RawMessage(raw[:len(raw):len(raw)])
 		case "status":
@@ -232,7 +232,7 @@ func decodePrune(input []byte, msg *pruneMessage) error {
 		case "abi_version":
 			err = json.Unmarshal(raw, &msg.ABIVersion)
 		case "credentials":
-			err = json.Unmarshal(raw, &msg.Credentials)
+			err = decodeJSON(raw, &msg.Credentials, false)
 		case "desired_specs":
 			if string(raw) != "null" {
 				msg.DesiredSpecs, err = splitArray(raw)

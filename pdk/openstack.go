@@ -1,7 +1,6 @@
 package pdk
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -31,7 +30,7 @@ type Response struct {
 
 // DecodeJSON decodes the body into out.
 func (r *Response) DecodeJSON(out any) error {
-	if err := json.Unmarshal(r.Body, out); err != nil {
+	if err := decodeJSON(r.Body, out, false); err != nil {
 		return fmt.Errorf("decoding %d response: %w", r.StatusCode, err)
 	}
 	return nil
@@ -190,7 +189,7 @@ func (s *ServiceClient) Call(method, path string, query url.Values, body, out an
 	if out == nil || len(resp.Body) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(resp.Body, out); err != nil {
+	if err := decodeJSON(resp.Body, out, false); err != nil {
 		return fmt.Errorf("%s %s: unreadable answer: %w", method, path, err)
 	}
 	return nil

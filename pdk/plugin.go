@@ -1,7 +1,6 @@
 package pdk
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -157,9 +156,7 @@ func (r *ReconcileRequest) DecodeSpec(v any) error {
 	if len(r.Spec) == 0 {
 		return fmt.Errorf("%s: the CR has no spec", r.Object)
 	}
-	dec := json.NewDecoder(bytes.NewReader(r.Spec))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := decodeJSON(r.Spec, v, true); err != nil {
 		return fmt.Errorf("%s: spec: %w", r.Object, err)
 	}
 	return nil
@@ -197,7 +194,7 @@ func (r *PruneRequest) DecodeSpecs(out any) error {
 		if len(raw) == 0 {
 			raw = json.RawMessage("null")
 		}
-		if err := json.Unmarshal(raw, s.Index(i).Addr().Interface()); err != nil {
+		if err := decodeJSON(raw, s.Index(i).Addr().Interface(), false); err != nil {
 			return fmt.Errorf("desired specs: [%d]: %w", i, err)
 		}
 	}

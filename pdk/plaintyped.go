@@ -1,0 +1,392 @@
+package pdk
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// decodeJSON decodes b into v (a pointer) as json.Unmarshal does; with disallowUnknown, as a
+// json.Decoder with DisallowUnknownFields decoding one value does. Plain JSON (see decodePlain)
+// into plain Go types (structs with json tags, strings, bools, numbers, slices, string-keyed maps,
+// pointers, empty interfaces) into a zero value is decoded here; everything else, and every
+// error, is encoding/json's to decide. Specs and OpenStack answers are most of what a guest
+// decodes, and encoding/json's per-byte scanner calls cost several of the host's termination
+// checks per byte in wasm (docs/benchmarks.md, "Guest-side fixes"); a differential fuzz test
+// holds the two decoders to the same answers.
+func decodeJSON(b []byte, v any, disallowUnknown bool) error {
+	if decodeTypedPlain(b, v, disallowUnknown) {
+		return nil
+	}
+	if !disallowUnknown {
+		return json.Unmarshal(b, v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// decodeTypedPlain reports whether it decoded b into v; when it did not, v is untouched.
+func decodeTypedPlain(b []byte, v any, disallowUnknown bool) bool {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || !rv.Elem().IsZero() {
+		return false
+	}
+	out := reflect.New(rv.Elem().Type()).Elem()
+	d := typedDecoder{plainDecoder: plainDecoder{b: b}, strict: disallowUnknown}
+	if !d.into(out, 0) {
+		return false
+	}
+	d.space()
+	if d.i != len(d.b) {
+		return false
+	}
+	rv.Elem().Set(out)
+	return true
+}
+
+type typedDecoder struct {
+	plainDecoder
+	strict bool
+}
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+var customDecodingCache sync.Map // reflect.Type -> bool
+
+// customDecoding reports whether encoding/json would hand t to a method of its own.
+func customDecoding(t reflect.Type) bool {
+	if c, ok := customDecodingCache.Load(t); ok {
+		return c.(bool)
+	}
+	p := reflect.PointerTo(t)
+	custom := t.Implements(jsonUnmarshalerType) || p.Implements(jsonUnmarshalerType) ||
+		t.Implements(textUnmarshalerType) || p.Implements(textUnmarshalerType)
+	customDecodingCache.Store(t, custom)
+	return custom
+}
+
+// into decodes the next value into the settable zero value v.
+func (d *typedDecoder) into(v reflect.Value, depth int) bool {
+	if depth > maxPlainDepth {
+		return false
+	}
+	t := v.Type()
+	if customDecoding(t) {
+		return false
+	}
+	d.space()
+	if d.i >= len(d.b) {
+		return false
+	}
+	if d.b[d.i] == 'n' {
+		// null leaves every kind encoding/json accepts it for at its zero value.
+		return d.literal("null")
+	}
+	switch t.Kind() {
+	case reflect.String:
+		if d.b[d.i] != '"' {
+			return false
+		}
+		s, ok := d.str()
+		v.SetString(s)
+		return ok
+	case reflect.Bool:
+		switch {
+		case d.literal("true"):
+			v.SetBool(true)
+		case d.literal("false"):
+		default:
+			return false
+		}
+		return true
+	case reflect.Float64:
+		f, ok := d.number()
+		if ok {
+			v.SetFloat(f.(float64))
+		}
+		return ok
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		text, ok := d.integer()
+		if !ok {
+			return false
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || v.OverflowInt(n) {
+			return false
+		}
+		v.SetInt(n)
+		return true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		text, ok := d.integer()
+		if !ok {
+			return false
+		}
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err != nil || v.OverflowUint(n) {
+			return false
+		}
+		v.SetUint(n)
+		return true
+	case reflect.Interface:
+		if t.NumMethod() != 0 {
+			return false
+		}
+		x, ok := d.value(depth)
+		if ok && x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+		return ok
+	case reflect.Pointer:
+		p := reflect.New(t.Elem())
+		if !d.into(p.Elem(), depth+1) {
+			return false
+		}
+		v.Set(p)
+		return true
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 || d.b[d.i] != '[' {
+			return false // []byte is base64 to encoding/json
+		}
+		return d.slice(v, depth)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || customDecoding(t.Key()) || d.b[d.i] != '{' {
+			return false
+		}
+		return d.mapInto(v, depth)
+	case reflect.Struct:
+		if d.b[d.i] != '{' {
+			return false
+		}
+		return d.structInto(v, depth)
+	}
+	return false
+}
+
+// integer returns the text of a JSON number that encoding/json would decode into an integer
+// field: digits only, no fraction or exponent.
+func (d *typedDecoder) integer() (string, bool) {
+	start := d.i
+	if _, ok := d.number(); !ok {
+		return "", false
+	}
+	text := string(d.b[start:d.i])
+	if strings.ContainsAny(text, ".eE") {
+		return "", false
+	}
+	return text, true
+}
+
+func (d *typedDecoder) slice(v reflect.Value, depth int) bool {
+	d.i++
+	s := reflect.MakeSlice(v.Type(), 0, 0)
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		v.Set(s)
+		return true
+	}
+	elem := v.Type().Elem()
+	for {
+		e := reflect.New(elem).Elem()
+		if !d.into(e, depth+1) {
+			return false
+		}
+		s = reflect.Append(s, e)
+		d.space()
+		if d.i >= len(d.b) {
+			return false
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			v.Set(s)
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// members walks the members of an object, calling fn with each key and the decoder positioned
+// at its value; fn consumes the value.
+func (d *typedDecoder) members(fn func(key string) bool) bool {
+	d.i++
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+		return true
+	}
+	for {
+		d.space()
+		if d.i >= len(d.b) || d.b[d.i] != '"' {
+			return false
+		}
+		k, ok := d.str()
+		if !ok {
+			return false
+		}
+		d.space()
+		if d.i >= len(d.b) || d.b[d.i] != ':' {
+			return false
+		}
+		d.i++
+		if !fn(k) {
+			return false
+		}
+		d.space()
+		if d.i >= len(d.b) {
+			return false
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (d *typedDecoder) mapInto(v reflect.Value, depth int) bool {
+	m := reflect.MakeMap(v.Type())
+	kt, et := v.Type().Key(), v.Type().Elem()
+	ok := d.members(func(key string) bool {
+		e := reflect.New(et).Elem()
+		if !d.into(e, depth+1) {
+			return false
+		}
+		m.SetMapIndex(reflect.ValueOf(key).Convert(kt), e)
+		return true
+	})
+	if ok {
+		v.Set(m)
+	}
+	return ok
+}
+
+func (d *typedDecoder) structInto(v reflect.Value, depth int) bool {
+	fields, ok := structFields(v.Type())
+	if !ok {
+		return false
+	}
+	return d.members(func(key string) bool {
+		f := fields.lookup(key)
+		if f < 0 {
+			if d.strict {
+				return false
+			}
+			_, ok := d.value(depth + 1)
+			return ok
+		}
+		fv := v.Field(f)
+		if !fv.IsZero() {
+			// A repeated key: encoding/json decodes into what the first one left.
+			return false
+		}
+		return d.into(fv, depth+1)
+	})
+}
+
+// plainFields is a struct's fields as encoding/json names them, for the structs it treats
+// plainly: no embedded fields, no ",string" option, ASCII names, no two fields of one name.
+type plainFields struct {
+	names []string
+	index []int
+}
+
+// lookup finds the field for key as encoding/json does: the exact name, else the first field
+// whose name equals it ignoring ASCII case.
+func (p *plainFields) lookup(key string) int {
+	for i, n := range p.names {
+		if n == key {
+			return p.index[i]
+		}
+	}
+	for i, n := range p.names {
+		if strings.EqualFold(n, key) {
+			return p.index[i]
+		}
+	}
+	return -1
+}
+
+var structFieldsCache sync.Map // reflect.Type -> *plainFields (nil: not plain)
+
+func structFields(t reflect.Type) (*plainFields, bool) {
+	if c, ok := structFieldsCache.Load(t); ok {
+		p := c.(*plainFields)
+		return p, p != nil
+	}
+	p := computeFields(t)
+	structFieldsCache.Store(t, p)
+	return p, p != nil
+}
+
+func computeFields(t reflect.Type) *plainFields {
+	p := &plainFields{}
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",string,") {
+			return nil
+		}
+		for j := range len(name) {
+			if name[j] >= 0x80 {
+				return nil // encoding/json's rules for these need Unicode folding
+			}
+		}
+		if name == "" || !validTagName(name) {
+			name = f.Name
+		}
+		for j := range len(name) {
+			if name[j] >= 0x80 {
+				return nil
+			}
+		}
+		folded := strings.ToLower(name)
+		if seen[folded] {
+			// Same name (encoding/json drops both) or same but for case (it picks one by
+			// rules not worth copying): leave the type to encoding/json.
+			return nil
+		}
+		seen[folded] = true
+		p.names = append(p.names, name)
+		p.index = append(p.index, i)
+	}
+	return p
+}
+
+// validTagName is encoding/json's rule for a usable tag name.
+func validTagName(s string) bool {
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'):
+			return false
+		}
+	}
+	return true
+}

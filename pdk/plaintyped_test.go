@@ -1,0 +1,143 @@
+package pdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type plainInner struct {
+	Name  string         `json:"name"`
+	Count int            `json:"count,omitempty"`
+	Args  map[string]any `json:"args"`
+}
+
+// plainTarget has a field of every kind decodeTypedPlain takes and of several it leaves to
+// encoding/json, so the differential test covers both sides.
+type plainTarget struct {
+	S        string         `json:"s"`
+	B        bool           `json:"b"`
+	I        int            `json:"i"`
+	I8       int8           `json:"i8"`
+	U        uint16         `json:"u"`
+	F        float64        `json:"f"`
+	P        *string        `json:"p"`
+	L        []string       `json:"l"`
+	A        []any          `json:"a"`
+	M        map[string]any `json:"m"`
+	MI       map[string]int `json:"mi"`
+	Any      any            `json:"any"`
+	Inner    plainInner     `json:"inner"`
+	Inners   []plainInner   `json:"inners"`
+	PInner   *plainInner    `json:"pinner"`
+	Dash     string         `json:"-"`
+	DashName string         `json:"-,"`
+	Untagged string
+	Renamed  string            `json:"renamedField"`
+	Bad      string            `json:"a\"b"`
+	NamedMap map[plainKey]bool `json:"named"`
+}
+
+type plainKey string
+
+type plainWithString struct {
+	N int `json:"n,string"`
+}
+
+type plainWithCustom struct {
+	T   time.Time       `json:"t"`
+	Raw json.RawMessage `json:"raw"`
+	Bs  []byte          `json:"bs"`
+	F32 float32         `json:"f32"`
+}
+
+type plainEmbedded struct {
+	plainInner
+	X string `json:"x"`
+}
+
+type plainCase struct {
+	Name string `json:"name"`
+	NAME string `json:"NAME"`
+}
+
+// checkTyped decodes input into a fresh T both ways (strict: as DecodeSpec does) and, whenever
+// decodeTypedPlain takes the input, wants exactly encoding/json's answer.
+func checkTyped[T any](t *testing.T, input []byte, strict bool) {
+	t.Helper()
+	var got T
+	if !decodeTypedPlain(input, &got, strict) {
+		var untouched T
+		assert.Equal(t, untouched, got, "a declined decode must leave the value alone")
+		return
+	}
+	var want T
+	var err error
+	if strict {
+		dec := json.NewDecoder(bytes.NewReader(input))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&want)
+	} else {
+		err = json.Unmarshal(input, &want)
+	}
+	require.NoError(t, err, "decodeTypedPlain took %q, which encoding/json refuses", input)
+	assert.Equal(t, want, got, "%q", input)
+}
+
+func checkAllTyped(t *testing.T, input []byte) {
+	t.Helper()
+	for _, strict := range []bool{false, true} {
+		checkTyped[plainTarget](t, input, strict)
+		checkTyped[plainInner](t, input, strict)
+		checkTyped[plainWithString](t, input, strict)
+		checkTyped[plainWithCustom](t, input, strict)
+		checkTyped[plainEmbedded](t, input, strict)
+		checkTyped[plainCase](t, input, strict)
+		checkTyped[[]plainInner](t, input, strict)
+		checkTyped[map[string]plainInner](t, input, strict)
+		checkTyped[any](t, input, strict)
+		checkTyped[*plainInner](t, input, strict)
+	}
+}
+
+func typedCases(t testing.TB) []string {
+	var cases []string
+	raw, err := os.ReadFile("testdata/plain-typed.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	return cases
+}
+
+func TestDecodeTypedPlainMatchesEncodingJSON(t *testing.T) {
+	for _, c := range typedCases(t) {
+		checkAllTyped(t, []byte(c))
+	}
+	// The fast path does take the plain forms specs and OpenStack answers have.
+	var v plainTarget
+	require.True(t, decodeTypedPlain([]byte(`{"s":"x","i":-3,"l":["a"],"m":{"k":[1,true,null]},"inners":[{"name":"n","args":{}}],"pinner":{"name":"p"}}`), &v, true))
+	assert.Equal(t, "p", v.PInner.Name)
+	// A non-zero target is left to encoding/json, which merges into it.
+	v = plainTarget{S: "keep"}
+	assert.False(t, decodeTypedPlain([]byte(`{"i":1}`), &v, false))
+}
+
+func TestDecodeJSONErrorsAreEncodingJSONs(t *testing.T) {
+	var v plainInner
+	err := decodeJSON([]byte(`{"name":"a","extra":1}`), &v, true)
+	assert.EqualError(t, err, `json: unknown field "extra"`)
+	err = decodeJSON([]byte(`{"count":1.5}`), &plainInner{}, false)
+	var te *json.UnmarshalTypeError
+	assert.ErrorAs(t, err, &te)
+}
+
+func FuzzDecodeTypedPlain(f *testing.F) {
+	for _, c := range typedCases(f) {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, input []byte) { checkAllTyped(t, input) })
+}
