@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -254,7 +255,8 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithNanosleep(guestSleep).
-		WithRandSource(rand.Reader)
+		WithRandSource(rand.Reader).
+		WithEnv("GOMEMLIMIT", guestMemoryLimit(p.opts.MemoryLimitPages))
 	// Starting an instance (the guest runtime's _initialize) is bounded too, but never tighter
 	// than minStartTimeout: on a loaded node a Go guest's start can take hundreds of milliseconds,
 	// and a short CallTimeout is meant for the plugin's entry points, not for its runtime.
@@ -338,4 +340,20 @@ func extismLevel(ctx context.Context, log *slog.Logger) int32 {
 		}
 	}
 	return kernel.LevelOff
+}
+
+// guestMemoryLimit is the GOMEMLIMIT a Go guest's runtime is started with: the sandbox less an
+// eighth (at least 4 MiB) for what the runtime does not count (the module's data, stacks). Go's
+// heap goal is otherwise twice the live heap, which a guest holding a large list (every runbook of
+// a project, 15 MiB for 5,000) asks for and the sandbox refuses, although a collection would have
+// made room: the pass failed with "out of memory" at 5,000 runbooks (docs/benchmarks.md). The
+// limit is soft: a guest whose live heap exceeds it runs out of memory at the sandbox's limit as
+// before. Guests in other languages ignore the variable.
+func guestMemoryLimit(pages uint32) string {
+	total := uint64(pages) * 65536
+	reserve := max(total/8, 4<<20)
+	if total <= reserve {
+		return "off"
+	}
+	return strconv.FormatUint(total-reserve, 10)
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strconv"
 
 	extism "github.com/extism/go-pdk"
@@ -64,6 +65,14 @@ func misbehave(ctx *pdk.Context, action string) error {
 	return nil
 }
 
+// touch writes every page of b, as a real guest writes what it allocates.
+func touch(b []byte) []byte {
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	return b
+}
+
 func waitForAPI(ctx *pdk.Context) error {
 	mode, _ := ctx.Config("WAIT_MODE")
 	if err := misbehave(ctx, mode); err != nil {
@@ -108,6 +117,19 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 		if err := ctx.OpenStack("network").Get("v2.0/things", nil, nil); err != nil {
 			return nil, fmt.Errorf("will retry later")
 		}
+		return &pdk.Result{}, nil
+	case "churn":
+		// Keeps Count MiB live for the call, then allocates Size MiB of garbage, a MiB at a time:
+		// a guest holding a large list while it decodes the next answer. Go's heap goal is twice
+		// the live heap, so without a memory limit it asks for more than the sandbox has.
+		kept := make([][]byte, 0, s.Count)
+		for range s.Count {
+			kept = append(kept, touch(make([]byte, 1<<20)))
+		}
+		for range s.Size {
+			touch(make([]byte, 1<<20))
+		}
+		runtime.KeepAlive(kept)
 		return &pdk.Result{}, nil
 	case "config":
 		v, ok := ctx.Config(s.Name)
