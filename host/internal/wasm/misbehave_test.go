@@ -254,8 +254,10 @@ func TestGuestReasonsAreBounded(t *testing.T) {
 	assert.Less(t, len(logs.String()), 64<<10, "the dropped reason is logged cut")
 }
 
-// The promise to operators: a plugin sees no environment or arguments, whatever the host process
-// has. Files and sockets cannot even be imported (TestStructurallyBadModulesAreRefusedBeforeInstantiation).
+// The promise to operators: a plugin sees none of the host's environment and no arguments,
+// whatever the host process has; its only variable is the memory limit the host sets for a Go
+// runtime (GOMEMLIMIT, from the sandbox's size). Files and sockets cannot even be imported
+// (TestStructurallyBadModulesAreRefusedBeforeInstantiation).
 func TestGuestSeesNoEnvironmentFilesOrNetwork(t *testing.T) {
 	t.Setenv("OS_PASSWORD", "canary")
 	o, _ := testOptions(t)
@@ -263,7 +265,7 @@ func TestGuestSeesNoEnvironmentFilesOrNetwork(t *testing.T) {
 	p := loadTest(t, guest(t, "rawmock"), o)
 	res, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "sandbox"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"env=[]", "args=[]"}, res.Notes)
+	assert.Equal(t, []string{`env=["GOMEMLIMIT=` + guestMemoryLimit(DefaultMemoryLimitPages) + `"]`, "args=[]"}, res.Notes)
 }
 
 // A guest's sleep must reach the host in short slices: a sleep that returned at once made a Go
