@@ -38,7 +38,8 @@ type plainTarget struct {
 	Dash     string         `json:"-"`
 	DashName string         `json:"-,"`
 	Untagged string
-	Renamed  string            `json:"renamedField"`
+	Renamed  string `json:"renamedField"`
+	//lint:ignore SA5008 the odd tags encoding/json accepts are what this test compares
 	Bad      string            `json:"a\"b"`
 	NamedMap map[plainKey]bool `json:"named"`
 }
