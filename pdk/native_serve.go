@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 )
 
 // ServeNative runs a plugin built natively (the openstack_sync_native build tag) as a process the
@@ -23,10 +24,12 @@ import (
 // (answered by 'V' with "1" value or "0") and 'L' level-byte message.
 func ServeNative() {
 	h := &nativeHost{r: bufio.NewReaderSize(os.Stdin, 64<<10), w: bufio.NewWriterSize(os.Stdout, 64<<10)}
+	stopProfile := startNativeProfile()
 	var in instance
 	for {
 		typ, payload, err := h.read()
 		if err == io.EOF {
+			stopProfile()
 			os.Exit(0)
 		}
 		if err != nil || typ != 'C' {
@@ -108,4 +111,28 @@ func (h *nativeHost) OpenStack(req *Request) (*Response, error) {
 		return nil, err
 	}
 	return decodeResponse(h.ask('O', in, 'A'))
+}
+
+// startNativeProfile writes a CPU profile of this plugin process to the file the native host names
+// in OPENSTACK_SYNC_NATIVE_CPUPROFILE: the guest's code profiled by Go's own profiler, which
+// the sandboxed build cannot offer (docs/benchmarks.md, "Profiling a hook run").
+func startNativeProfile() (stop func()) {
+	path := os.Getenv("OPENSTACK_SYNC_NATIVE_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "native plugin: cpu profile: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "native plugin: cpu profile: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }

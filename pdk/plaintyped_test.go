@@ -20,23 +20,24 @@ type plainInner struct {
 // plainTarget has a field of every kind decodeTypedPlain takes and of several it leaves to
 // encoding/json, so the differential test covers both sides.
 type plainTarget struct {
-	S        string         `json:"s"`
-	B        bool           `json:"b"`
-	I        int            `json:"i"`
-	I8       int8           `json:"i8"`
-	U        uint16         `json:"u"`
-	F        float64        `json:"f"`
-	P        *string        `json:"p"`
-	L        []string       `json:"l"`
-	A        []any          `json:"a"`
-	M        map[string]any `json:"m"`
-	MI       map[string]int `json:"mi"`
-	Any      any            `json:"any"`
-	Inner    plainInner     `json:"inner"`
-	Inners   []plainInner   `json:"inners"`
-	PInner   *plainInner    `json:"pinner"`
-	Dash     string         `json:"-"`
-	DashName string         `json:"-,"`
+	S      string         `json:"s"`
+	B      bool           `json:"b"`
+	I      int            `json:"i"`
+	I8     int8           `json:"i8"`
+	U      uint16         `json:"u"`
+	F      float64        `json:"f"`
+	P      *string        `json:"p"`
+	L      []string       `json:"l"`
+	A      []any          `json:"a"`
+	M      map[string]any `json:"m"`
+	MI     map[string]int `json:"mi"`
+	Any    any            `json:"any"`
+	Inner  plainInner     `json:"inner"`
+	Inners []plainInner   `json:"inners"`
+	PInner *plainInner    `json:"pinner"`
+	Dash   string         `json:"-"`
+	//lint:ignore SA5008 the odd tags encoding/json accepts are what this test compares
+	DashName string `json:"-,"`
 	Untagged string
 	Renamed  string `json:"renamedField"`
 	//lint:ignore SA5008 the odd tags encoding/json accepts are what this test compares

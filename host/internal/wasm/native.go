@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -74,6 +75,11 @@ func (p *Plugin) newNativeInstance() (*instance, error) {
 	out := &boundedBuffer{max: outputCaptureBytes}
 	cmd := exec.Command(p.native)
 	cmd.Env = []string{}
+	if prefix, ok := p.opts.LookupEnv(NativeCPUProfileEnv); ok && prefix != "" {
+		// One profile per plugin process: the guest's own code, which the host's profile of a
+		// sandboxed run shows only as external code (docs/benchmarks.md, "Profiling a hook run").
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%s.%d-%d.pprof", NativeCPUProfileEnv, prefix, os.Getpid(), p.nextID.Load()+1))
+	}
 	cmd.Stderr = out
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -89,6 +95,10 @@ func (p *Plugin) newNativeInstance() (*instance, error) {
 	proc := &nativeProc{cmd: cmd, stdin: stdin, w: bufio.NewWriterSize(stdin, 64<<10), r: bufio.NewReaderSize(stdout, 64<<10)}
 	return &instance{id: p.nextID.Add(1), proc: proc, output: out}, nil
 }
+
+// NativeCPUProfileEnv, set for a native host, makes every native plugin process it starts write a
+// CPU profile of itself to <value>.<host pid>-<instance>.pprof when it exits.
+const NativeCPUProfileEnv = "OPENSTACK_SYNC_NATIVE_CPUPROFILE"
 
 // nativeLevels maps the pdk's log levels to the kernel's.
 var nativeLevels = map[byte]int32{1: kernel.LevelDebug, 2: kernel.LevelInfo, 3: kernel.LevelWarn, 4: kernel.LevelError}

@@ -72,3 +72,30 @@ func TestNativeBuildBehavesLikeTheModule(t *testing.T) {
 	assert.Equal(t, "MockFailure", plugin.Reason(err))
 	require.NoError(t, cache.Close(ctx))
 }
+
+// OPENSTACK_SYNC_NATIVE_CPUPROFILE gives each native plugin process a CPU profile of its own, the
+// guest's code seen by Go's profiler (docs/benchmarks.md, "Profiling a hook run").
+func TestNativePluginWritesItsCPUProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin natively")
+	}
+	ctx := context.Background()
+	prefix := filepath.Join(t.TempDir(), "guest")
+	o, _ := testOptions(t, NativeCPUProfileEnv+"="+prefix)
+	np, err := LoadNative(ctx, buildNative(t, "nativemock"), o)
+	require.NoError(t, err)
+	cache, err := np.NewCache(ctx)
+	require.NoError(t, err)
+	_, err = np.Reconcile(ctx, &fakeSession{}, cache, crRequest("a", map[string]any{"name": "a"}))
+	require.NoError(t, err)
+	require.NoError(t, cache.Close(ctx))
+	require.NoError(t, np.Close(ctx))
+	profiles, err := filepath.Glob(prefix + ".*.pprof")
+	require.NoError(t, err)
+	require.NotEmpty(t, profiles, "every plugin process writes its profile when it exits")
+	for _, p := range profiles {
+		info, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Positive(t, info.Size(), p)
+	}
+}
