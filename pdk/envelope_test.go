@@ -114,6 +114,11 @@ func FuzzDecodeReconcile(f *testing.F) {
 func checkPlain(t *testing.T, input []byte) {
 	t.Helper()
 	got, ok := decodePlain(input)
+	// skip takes exactly what value takes, without building it.
+	d := plainDecoder{b: input}
+	skipped := d.skip(0)
+	d.space()
+	assert.Equal(t, ok, skipped && d.i == len(input), "skip and decodePlain disagree on %q", input)
 	if !ok {
 		return
 	}

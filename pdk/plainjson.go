@@ -198,3 +198,80 @@ func (d *plainDecoder) array(depth int) (any, bool) {
 		}
 	}
 }
+
+// skip passes over the next value as value would decode it, without building it: the members a
+// target type does not declare are still checked (they must be plain too) but cost no memory.
+func (d *plainDecoder) skip(depth int) bool {
+	d.space()
+	if d.i >= len(d.b) || depth > maxPlainDepth {
+		return false
+	}
+	switch d.b[d.i] {
+	case '{', '[':
+		open := d.b[d.i]
+		close := byte('}')
+		if open == '[' {
+			close = ']'
+		}
+		d.i++
+		d.space()
+		if d.i < len(d.b) && d.b[d.i] == close {
+			d.i++
+			return true
+		}
+		for {
+			if open == '{' {
+				d.space()
+				if d.i >= len(d.b) || d.b[d.i] != '"' || !d.skipString() {
+					return false
+				}
+				d.space()
+				if d.i >= len(d.b) || d.b[d.i] != ':' {
+					return false
+				}
+				d.i++
+			}
+			if !d.skip(depth + 1) {
+				return false
+			}
+			d.space()
+			if d.i >= len(d.b) {
+				return false
+			}
+			switch d.b[d.i] {
+			case ',':
+				d.i++
+			case close:
+				d.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case '"':
+		return d.skipString()
+	case 't':
+		return d.literal("true")
+	case 'f':
+		return d.literal("false")
+	case 'n':
+		return d.literal("null")
+	}
+	_, ok := d.number()
+	return ok
+}
+
+// skipString is str without the string.
+func (d *plainDecoder) skipString() bool {
+	for j := d.i + 1; j < len(d.b); j++ {
+		c := d.b[j]
+		if c == '"' {
+			d.i = j + 1
+			return true
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return false
+}

@@ -287,8 +287,7 @@ func (d *typedDecoder) structInto(v reflect.Value, depth int) bool {
 			if d.strict {
 				return false
 			}
-			_, ok := d.value(depth + 1)
-			return ok
+			return d.skip(depth + 1)
 		}
 		fv := v.Field(f)
 		if !fv.IsZero() {
