@@ -24,7 +24,8 @@ func withLinearMemory(ctx context.Context) context.Context {
 
 // mappedMemory is a linear memory backed by a private anonymous mapping of its maximum.
 type mappedMemory struct {
-	buf []byte
+	buf    []byte
+	mapped bool
 }
 
 func newMappedMemory(_, max uint64) experimental.LinearMemory {
@@ -33,19 +34,20 @@ func newMappedMemory(_, max uint64) experimental.LinearMemory {
 		return m
 	}
 	buf, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err == nil {
-		m.buf = buf
+	if err != nil {
+		// No address space for the mapping: a Go allocation of the same size still bounds the
+		// guest (and wazero refuses an instance whose minimum it cannot have).
+		m.buf = make([]byte, max)
+		return m
 	}
+	m.buf, m.mapped = buf, true
 	return m
 }
 
-// Reallocate returns the first size bytes of the mapping; nil (the guest's memory.grow fails)
-// past its end or when the mapping could not be made.
+// Reallocate returns the first size bytes of the memory; nil (the guest's memory.grow fails)
+// past its maximum.
 func (m *mappedMemory) Reallocate(size uint64) []byte {
 	if size > uint64(len(m.buf)) {
-		if size == 0 {
-			return []byte{}
-		}
 		return nil
 	}
 	return m.buf[:size:size]
@@ -53,8 +55,8 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 
 // Free unmaps the memory; wazero calls it once, when the instance is closed, after its last call.
 func (m *mappedMemory) Free() {
-	if m.buf != nil {
+	if m.mapped {
 		_ = syscall.Munmap(m.buf)
-		m.buf = nil
 	}
+	m.buf, m.mapped = nil, false
 }
