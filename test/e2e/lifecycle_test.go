@@ -241,6 +241,11 @@ func TestLifecycle(t *testing.T) {
 		h.waitFor(t, 10*time.Second, "segment range CR to be deleted", func() (bool, string) {
 			return h.getOrNil(t, ctx, segmentRanges, a[segmentRanges.kind].GetName()) == nil, "still present"
 		})
+		// The plugin's lifecycle detaches on delete (spec.managedOptions.onDelete: detach is its
+		// only policy), so real Neutron must still hold the range once the CR is gone.
+		kept, err := h.cloud.segmentRange(ctx, osName(a[segmentRanges.kind]))
+		require.NoError(t, err)
+		assert.NotNil(t, kept, "a detached segment range must outlive its CR")
 	}), "later phases build on this one")
 
 	require.True(t, t.Run("converged CRs are not rewritten by later runs", func(t *testing.T) {
