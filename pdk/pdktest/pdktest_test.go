@@ -1,6 +1,7 @@
 package pdktest_test
 
 import (
+	"net/url"
 	"sync"
 	"testing"
 
@@ -74,4 +75,27 @@ var testPlugin = pdk.Plugin{
 		Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things"}}}},
 	WaitForAPI: func(*pdk.Context) error { return nil },
 	Reconcile:  func(*pdk.Context, *pdk.ReconcileRequest) (*pdk.Result, error) { return nil, nil },
+}
+
+// A paginated list replays page by page: a body keyed by path and query wins over the path's.
+func TestReplayAnswersPagesByQuery(t *testing.T) {
+	h := &pdktest.Replay{Bodies: map[string][]byte{
+		"GET v1/things":                              []byte(`{"things":[]}`),
+		"GET v1/things?limit=2&marker=b":             []byte(`{"things":[{"uuid":"c"}]}`),
+		"GET v1/things?detail=true&limit=2&marker=b": []byte(`{"things":[{"uuid":"d"}]}`),
+	}}
+	for _, tc := range []struct {
+		query url.Values
+		want  string
+	}{
+		{nil, `{"things":[]}`},
+		{url.Values{"marker": {"b"}, "limit": {"2"}}, `{"things":[{"uuid":"c"}]}`},
+		{url.Values{"marker": {"b"}, "limit": {"2"}, "detail": {"true"}}, `{"things":[{"uuid":"d"}]}`},
+		{url.Values{"marker": {"x"}}, `{"things":[]}`},
+	} {
+		resp, err := h.OpenStack(&pdk.Request{Method: "GET", Path: "v1/things", Query: tc.query})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, string(resp.Body), "query %v", tc.query)
+	}
+	assert.Equal(t, 4, h.Requests)
 }

@@ -3,6 +3,7 @@ package pdktest
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -19,8 +20,9 @@ type Backend interface {
 }
 
 // Replay is a Backend for benchmarks of a plugin's own work: it answers each request with a fixed
-// body, keyed by "METHOD path" (404 when none), exactly as the wasm host hands bodies over, so
-// no fake cloud's work is measured. It encodes each request as the guest does for the host.
+// body, keyed by "METHOD path?query" (the query as url.Values.Encode writes it, for the pages of a
+// paginated list) or else "METHOD path" (404 when neither), exactly as the wasm host hands bodies
+// over, so no fake cloud's work is measured. It encodes each request as the guest does for the host.
 type Replay struct {
 	Bodies map[string][]byte
 	// Requests counts the requests answered.
@@ -42,6 +44,11 @@ func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 		Body                                any
 	}{req.Service, req.Method, req.Path, req.Microversion, req.Query, req.Body}); err != nil {
 		return nil, err
+	}
+	if len(req.Query) > 0 {
+		if b, ok := r.Bodies[req.Method+" "+req.Path+"?"+url.Values(req.Query).Encode()]; ok {
+			return &pdk.Response{StatusCode: 200, Body: b}, nil
+		}
 	}
 	if b, ok := r.Bodies[req.Method+" "+req.Path]; ok {
 		return &pdk.Response{StatusCode: 200, Body: b}, nil

@@ -2,19 +2,23 @@ package main
 
 import (
 	"fmt"
+	"net/url"
+	"strconv"
 	"testing"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
 
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 // convergedGroup builds n converged runbooks as a real Ironic answers them (timestamps, links,
 // three steps with arguments) and the reconcile inputs the host sends for their CRs (spec and the
-// status the previous run wrote).
+// status the previous run wrote). The list is answered in pages of pdk.PageSize, each full page
+// with a "next" link as the whole-hook benchmark's cloud writes it (Go's encoder escapes its "&").
 func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
 	h := &pdktest.Replay{Bodies: map[string][]byte{"GET /": []byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1","links":[{"href":"http://ironic/v1/","rel":"self"}]}],"default_version":{"id":"v1","version":"1.112","min_version":"1.1","status":"CURRENT"}}`)}}
 	var inputs [][]byte
-	list := []byte(`{"runbooks":[`)
-	defer func() { h.Bodies["GET v1/runbooks"] = append(list, "]}"...) }()
+	var items [][]byte
 	for i := range n {
 		name := fmt.Sprintf("CUSTOM_RB_%d", i)
 		uuid := fmt.Sprintf("a0000000-0000-4000-8000-%012d", i)
@@ -24,16 +28,40 @@ func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
 {"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"raid","step":"create_configuration","args":{"create_root_volume":true,"create_nonroot_volumes":false},"order":30}],
 "created_at":"2026-11-30T10:00:00+00:00","updated_at":null,"links":[{"href":"http://ironic/v1/runbooks/%s","rel":"self"},{"href":"http://ironic/runbooks/%s","rel":"bookmark"}]}`,
 			uuid, name, name, uuid, uuid)
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = append(list, h.Bodies["GET v1/runbooks/"+name]...)
+		items = append(items, h.Bodies["GET v1/runbooks/"+name])
 		inputs = append(inputs, fmt.Appendf(nil, `{"abi_version":1,"object":{"api_version":"openstack-sync.io/v1alpha1","kind":"IronicRunbook","namespace":"metal","name":"rb-%d","uid":"0a1b2c3d-0000-4000-8000-%012d","generation":3},
 "spec":{"runbookName":%q,"description":"firmware and BIOS defaults","public":true,"traits":[%q],"extra":{"team":"metal"},
 "steps":[{"interface":"management","step":"clear_job_queue","order":10},{"interface":"bios","step":"apply_configuration","order":"20","args":{"settings":[{"name":"LogicalProc","value":"Enabled"},{"name":"ProcVirtualization","value":"Enabled"}]}},
 {"interface":"raid","step":"create_configuration","order":30,"args":{"create_root_volume":true,"create_nonroot_volumes":false}}]},
 "status":{"syncStatus":"Synced","observedGeneration":3,"lastSyncTime":"2026-12-01T01:00:00Z","conditions":[{"type":"Ready","status":"True","reason":"Synced","message":"Successfully reconciled ironic runbook","observedGeneration":3,"lastTransitionTime":"2026-11-30T10:00:00Z"}]}}`,
 			i, i, name, name))
+	}
+	marker := ""
+	for start := 0; ; start += pdk.PageSize {
+		page := items[min(start, len(items)):min(start+pdk.PageSize, len(items))]
+		body := []byte(`{"runbooks":[`)
+		for j, it := range page {
+			if j > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, it...)
+		}
+		body = append(body, ']')
+		last := ""
+		if len(page) == pdk.PageSize {
+			last = fmt.Sprintf("a0000000-0000-4000-8000-%012d", start+len(page)-1)
+			body = fmt.Appendf(body, `,"next":"http://ironic/v1/runbooks?sort_key=id\u0026sort_dir=asc\u0026detail=True\u0026limit=%d\u0026marker=%s"`, pdk.PageSize, last)
+		}
+		body = append(body, '}')
+		q := url.Values{"detail": {"true"}, "limit": {strconv.Itoa(pdk.PageSize)}}
+		if marker != "" {
+			q.Set("marker", marker)
+		}
+		h.Bodies["GET v1/runbooks?"+q.Encode()] = body
+		if last == "" {
+			break
+		}
+		marker = last
 	}
 	return h, inputs
 }
