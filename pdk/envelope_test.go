@@ -139,6 +139,24 @@ func TestDecodePlainMatchesEncodingJSON(t *testing.T) {
 	_, ok := decodePlain([]byte(`{"syncStatus":"Synced","observedGeneration":3,"lastSyncTime":"2026-12-01T01:00:00Z",` +
 		`"conditions":[{"type":"Ready","status":"True","reason":"Synced","message":"Successfully reconciled","observedGeneration":3}]}`))
 	assert.True(t, ok)
+	// Escapes and UTF-8 are plain too: Go's encoder writes "&" in a page's next link as \u0026,
+	// Python's every non-ASCII character as an escape.
+	for in, want := range map[string]any{
+		`{"next":"http://ironic/v1/runbooks?detail=True\u0026marker=a1"}`: map[string]any{"next": "http://ironic/v1/runbooks?detail=True&marker=a1"},
+		`"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \n"`:                         "café 😀 \"q\" \\ / \n",
+		`["日本"]`: []any{"日本"},
+	} {
+		got, ok := decodePlain([]byte(in))
+		assert.True(t, ok, "%s", in)
+		assert.Equal(t, want, got, "%s", in)
+	}
+	// What encoding/json repairs (invalid UTF-8, a lone surrogate) is left to it.
+	for _, in := range []string{"\"\xff\"", "\"\xed\xa0\x80\"", "\"\xc3\"", `"\ud83d"`, `"\ud83d\u0041"`} {
+		_, ok := decodePlain([]byte(in))
+		assert.False(t, ok, "%q", in)
+		checkPlain(t, []byte(in))
+		checkAllTyped(t, []byte(in))
+	}
 }
 
 func FuzzDecodePlain(f *testing.F) {

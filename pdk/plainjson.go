@@ -1,10 +1,14 @@
 package pdk
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // decodePlain decodes the JSON value b into the Go values encoding/json gives an `any`
-// (map[string]any, []any, string, float64, bool, nil) for the plain JSON the host writes: ASCII
-// strings without escapes, numbers that fit a float64. For anything else it answers false and the
+// (map[string]any, []any, string, float64, bool, nil) for plain JSON: valid UTF-8 strings (escapes
+// included), numbers that fit a float64. For anything else it answers false and the
 // caller uses encoding/json, so the result is always encoding/json's (a fuzz test holds them
 // equal). It exists for the CR status the host sends with every reconcile: encoding/json decodes
 // into `any` through a scanner call per byte, twice, which in wasm under termination checks costs
@@ -63,7 +67,11 @@ func (d *plainDecoder) literal(word string) bool {
 	return true
 }
 
-// str decodes a string of printable ASCII without escapes; anything else is not plain.
+// str decodes a string as encoding/json does: escapes decoded, UTF-8 kept. What encoding/json
+// would repair or refuse (invalid UTF-8, a lone surrogate escape, a control character, an unknown
+// escape) is not plain. Escapes matter: Go's encoder writes "&", "<" and ">" as \u0026 and the
+// like, so the next link of every full page a Go service answers has them, and Python's writes
+// every non-ASCII character as one.
 func (d *plainDecoder) str() (string, bool) {
 	start := d.i + 1
 	for j := start; j < len(d.b); j++ {
@@ -73,10 +81,103 @@ func (d *plainDecoder) str() (string, bool) {
 			return string(d.b[start:j]), true
 		}
 		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return "", false
+			return d.slowStr(start, j, true)
 		}
 	}
 	return "", false
+}
+
+// slowStr finishes str from b[j], the first byte that is not plain ASCII; with build false it
+// only checks (for skip) and returns "".
+func (d *plainDecoder) slowStr(start, j int, build bool) (string, bool) {
+	var out []byte
+	if build {
+		out = make([]byte, 0, j-start+16)
+		out = append(out, d.b[start:j]...)
+	}
+	b := d.b
+	for j < len(b) {
+		c := b[j]
+		switch {
+		case c == '"':
+			d.i = j + 1
+			return string(out), true
+		case c < 0x20:
+			return "", false
+		case c < 0x80 && c != '\\':
+			out = append(out, c)
+			j++
+		case c >= 0x80:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return "", false
+			}
+			out = append(out, b[j:j+size]...)
+			j += size
+		default: // an escape
+			if j+1 >= len(b) {
+				return "", false
+			}
+			switch e := b[j+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(b[j+2:])
+				if !ok {
+					return "", false
+				}
+				if utf16.IsSurrogate(r) {
+					// Only a valid pair is plain; encoding/json makes a lone half U+FFFD.
+					if len(b) < j+12 || b[j+6] != '\\' || b[j+7] != 'u' {
+						return "", false
+					}
+					r2, ok := hex4(b[j+8:])
+					if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
+						return "", false
+					}
+					j += 6
+				}
+				out = utf8.AppendRune(out, r)
+				j += 4
+			default:
+				return "", false
+			}
+			j += 2
+		}
+	}
+	return "", false
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	return r, true
 }
 
 // number checks JSON's number grammar (which strconv.ParseFloat is looser than), then parses it
@@ -270,7 +371,8 @@ func (d *plainDecoder) skipString() bool {
 			return true
 		}
 		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return false
+			_, ok := d.slowStr(d.i+1, j, false)
+			return ok
 		}
 	}
 	return false

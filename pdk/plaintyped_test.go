@@ -123,6 +123,14 @@ func TestDecodeTypedPlainMatchesEncodingJSON(t *testing.T) {
 	var v plainTarget
 	require.True(t, decodeTypedPlain([]byte(`{"s":"x","i":-3,"l":["a"],"m":{"k":[1,true,null]},"inners":[{"name":"n","args":{}}],"pinner":{"name":"p"}}`), &v, true))
 	assert.Equal(t, "p", v.PInner.Name)
+	// So does a list page whose next link a Go service wrote (its "&" escaped).
+	var page struct {
+		Items []plainInner `json:"things"`
+		Next  string       `json:"next"`
+	}
+	require.True(t, decodeTypedPlain([]byte(`{"things":[{"name":"caf\u00e9"}],"next":"http://x/v1/things?limit=1\u0026marker=a"}`), &page, false))
+	assert.Equal(t, "http://x/v1/things?limit=1&marker=a", page.Next)
+	assert.Equal(t, "café", page.Items[0].Name)
 	// A non-zero target is left to encoding/json, which merges into it.
 	v = plainTarget{S: "keep"}
 	assert.False(t, decodeTypedPlain([]byte(`{"i":1}`), &v, false))
