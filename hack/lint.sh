@@ -20,6 +20,10 @@ for mod in $(git ls-files -co --exclude-standard 'go.mod' '**/go.mod' | grep -v 
   if [ "$dir" = . ]; then
     echo "== .: go vet, staticcheck (-tags e2e: the real-parts tier)"
     go vet -tags e2e ./... && go run "$STATICCHECK" -tags e2e ./...
+    # Hooks run on Linux, but plugin authors run the host's author commands (run, plugin) on
+    # their own machines.
+    echo "== .: the host builds for macOS and Windows"
+    for os in darwin windows; do GOOS=$os GOARCH=amd64 go build -o /dev/null ./host/cmd/openstack-sync; done
   fi
   case "$dir" in
     pdk|plugins-wasm|*/guests)

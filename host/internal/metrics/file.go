@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // PathEnv is the variable shell-operator sets to the file a hook writes its metric operations to.
@@ -147,7 +146,7 @@ func (f *File) Flush(metricsPath, group string) error {
 		return errors.Join(append(errs, fmt.Errorf("metrics: %w", err))...)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := lockFile(lock); err != nil {
 		return errors.Join(append(errs, fmt.Errorf("metrics: locking %s: %w", lock.Name(), err))...)
 	}
 	total, err := readState(statePath)
