@@ -10,10 +10,16 @@ import (
 	"sync"
 )
 
+// DecodeJSON decodes data into v (a non-nil pointer) exactly as json.Unmarshal does, on the PDK's
+// own decoders wherever that gives the same result (see decodeJSON). A plugin that keeps JSON as
+// it came (a json.RawMessage member, a list page's items) and decodes parts of it later uses this
+// rather than encoding/json, whose per-byte scanner costs far more in the sandbox.
+func DecodeJSON(data []byte, v any) error { return decodeJSON(data, v, false) }
+
 // decodeJSON decodes b into v (a pointer) as json.Unmarshal does; with disallowUnknown, as a
 // json.Decoder with DisallowUnknownFields decoding one value does. Plain JSON (see decodePlain)
 // into plain Go types (structs with json tags, strings, bools, numbers, slices, string-keyed maps,
-// pointers, empty interfaces) into a zero value is decoded here; everything else, and every
+// pointers, empty interfaces, json.RawMessage) into a zero value is decoded here; everything else, and every
 // error, is encoding/json's to decide. Specs and OpenStack answers are most of what a guest
 // decodes, and encoding/json's per-byte scanner calls cost several of the host's termination
 // checks per byte in wasm (docs/benchmarks.md, "Guest-side fixes"); a differential fuzz test
@@ -56,6 +62,7 @@ type typedDecoder struct {
 
 var (
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
@@ -79,6 +86,17 @@ func (d *typedDecoder) into(v reflect.Value, depth int) bool {
 		return false
 	}
 	t := v.Type()
+	if t == rawMessageType {
+		// Kept as text, as encoding/json keeps it: a copy, so a large answer the value came in
+		// is not held by it. skip checks it is plain, as decoding it later would.
+		d.space()
+		start := d.i
+		if !d.skip(depth) {
+			return false
+		}
+		v.SetBytes(bytes.Clone(d.b[start:d.i]))
+		return true
+	}
 	if customDecoding(t) {
 		return false
 	}

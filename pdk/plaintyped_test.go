@@ -104,6 +104,8 @@ func checkAllTyped(t *testing.T, input []byte) {
 		checkTyped[map[string]plainInner](t, input, strict)
 		checkTyped[any](t, input, strict)
 		checkTyped[*plainInner](t, input, strict)
+		checkTyped[[]json.RawMessage](t, input, strict)
+		checkTyped[json.RawMessage](t, input, strict)
 	}
 }
 
@@ -131,6 +133,16 @@ func TestDecodeTypedPlainMatchesEncodingJSON(t *testing.T) {
 	require.True(t, decodeTypedPlain([]byte(`{"things":[{"name":"caf\u00e9"}],"next":"http://x/v1/things?limit=1\u0026marker=a"}`), &page, false))
 	assert.Equal(t, "http://x/v1/things?limit=1&marker=a", page.Next)
 	assert.Equal(t, "café", page.Items[0].Name)
+	// json.RawMessage is kept as its text, a copy of it, on the fast path.
+	input := []byte(`{"raw": {"a" : [1, "\u0026"]} ,"f32":null}`)
+	var custom plainWithCustom
+	require.True(t, decodeTypedPlain(input, &custom, true))
+	assert.Equal(t, `{"a" : [1, "\u0026"]}`, string(custom.Raw))
+	input[8] = 'X'
+	assert.Equal(t, `{"a" : [1, "\u0026"]}`, string(custom.Raw))
+	var items []json.RawMessage
+	require.NoError(t, DecodeJSON([]byte(`[null, 1 ,"s"]`), &items))
+	assert.Equal(t, []json.RawMessage{json.RawMessage("null"), json.RawMessage("1"), json.RawMessage(`"s"`)}, items)
 	// A non-zero target is left to encoding/json, which merges into it.
 	v = plainTarget{S: "keep"}
 	assert.False(t, decodeTypedPlain([]byte(`{"i":1}`), &v, false))

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,6 +138,15 @@ func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
 		again = append(again, pdktest.Of(t, ctx).Lines()...)
 	}
 	assert.Empty(t, again, "the group's list, kept current by its writes, serves every CR")
+
+	// The catalog holds the listed runbooks as the JSON Ironic sent and decodes one per lookup:
+	// only the two this group wrote are kept decoded (5,000 decoded runbooks did not fit 32 MiB).
+	c := cache[catalogKey].(*catalog)
+	assert.Len(t, slices.Collect(maps.Keys(c.listed)), 15, "the 12 generated and the fake's 3")
+	assert.Equal(t, []string{"CUSTOM_GEN_10", "CUSTOM_NEW"}, slices.Sorted(maps.Keys(c.written)))
+	var listed map[string]any
+	require.NoError(t, json.Unmarshal(c.listed["CUSTOM_GEN_03"], &listed))
+	assert.Equal(t, "c0000000-0000-4000-8000-000000000003", listed["uuid"])
 }
 
 func TestListAfterIsConfigurable(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -15,9 +16,30 @@ type pruneOutcome struct {
 	Unowned []string
 }
 
-// list reads every runbook, following Ironic's "next" links.
-func (a api) list() ([]runbook, error) {
-	return listAs(a, func(r *runbook) string { return r.UUID })
+// listRaw reads every runbook, following Ironic's "next" links, and returns each one's JSON by
+// name: the group's catalog decodes a runbook only when a CR looks it up.
+func (a api) listRaw() (map[string]json.RawMessage, error) {
+	all, err := listAs(a, func(r *json.RawMessage) string {
+		var id struct {
+			UUID string `json:"uuid"`
+		}
+		_ = pdk.DecodeJSON(*r, &id)
+		return id.UUID
+	})
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]json.RawMessage, len(all))
+	for i, raw := range all {
+		var rb struct {
+			Name string `json:"name"`
+		}
+		if err := pdk.DecodeJSON(raw, &rb); err != nil {
+			return nil, fmt.Errorf("list runbooks: item %d: %w", i, err)
+		}
+		byName[rb.Name] = raw
+	}
+	return byName, nil
 }
 
 // listedForPrune is what a prune reads of each runbook: with thousands listed, decoding their

@@ -220,13 +220,38 @@ const defaultListAfter = 8
 
 // catalog is what one credential group has read of Ironic's runbooks: how many it read by GET,
 // then (once it listed them) every runbook by name, kept current by the group's own writes.
+//
+// The listed runbooks are kept as the JSON Ironic sent, one slice per runbook, and a runbook is
+// decoded only when its CR looks it up: 5,000 decoded runbooks (maps of steps, args and extra)
+// did not fit the guest's default 32 MiB beside the work of the pass (docs/benchmarks.md,
+// "Guest-side fixes"), while their text is about 1 KB each.
 type catalog struct {
 	// listAfter is the GETs before a list; negative never lists.
 	listAfter int
 	gets      int
-	listed    map[string]*runbook
+	// listed is every listed runbook's JSON by name; nil until the group listed.
+	listed map[string]json.RawMessage
+	// written is what the group's own writes left in Ironic, which wins over listed.
+	written map[string]*runbook
 	// listFailed keeps a group whose list failed (a policy that allows GET but not list) on GETs.
 	listFailed bool
+}
+
+// find returns the runbook named name as the list (or a write since) showed it.
+func (c *catalog) find(name string) (*runbook, bool, error) {
+	if rb, ok := c.written[name]; ok {
+		cp := *rb
+		return &cp, true, nil
+	}
+	raw, ok := c.listed[name]
+	if !ok {
+		return nil, false, nil
+	}
+	var rb runbook
+	if err := pdk.DecodeJSON(raw, &rb); err != nil {
+		return nil, false, fmt.Errorf("decode listed runbook %q: %w", name, err)
+	}
+	return &rb, true, nil
 }
 
 func (a api) traitsSupported() bool { return !a.ver.Less(traitsVersion) }
@@ -255,19 +280,19 @@ func (a api) lookup(name string) (*runbook, error) {
 		return a.get(name)
 	}
 	if c.listed == nil && !c.listFailed && c.listAfter >= 0 && c.gets >= c.listAfter {
-		all, err := a.list()
+		listed, err := a.listRaw()
 		if err != nil {
 			c.listFailed = true
 		} else {
-			c.listed = make(map[string]*runbook, len(all))
-			for i := range all {
-				c.listed[all[i].Name] = &all[i]
-			}
+			c.listed = listed
 		}
 	}
-	if rb, ok := c.listed[name]; ok && (rb.Traits != nil || !a.traitsSupported()) {
-		cp := *rb
-		return &cp, nil
+	rb, ok, err := c.find(name)
+	if err != nil {
+		return nil, err
+	}
+	if ok && (rb.Traits != nil || !a.traitsSupported()) {
+		return rb, nil
 	}
 	c.gets++
 	return a.get(name)
@@ -276,8 +301,11 @@ func (a api) lookup(name string) (*runbook, error) {
 // remember records what Ironic holds for rb after this CR's writes.
 func (a api) remember(rb *runbook) {
 	if a.known != nil && a.known.listed != nil && rb != nil {
+		if a.known.written == nil {
+			a.known.written = map[string]*runbook{}
+		}
 		cp := *rb
-		a.known.listed[rb.Name] = &cp
+		a.known.written[rb.Name] = &cp
 	}
 }
 
@@ -299,6 +327,9 @@ func reconcile(a api, s Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// wrote says this CR changed the runbook, so the group must remember what Ironic now holds;
+	// a converged runbook stays in the catalog as listed (decoding every one would undo it).
+	wrote := cur == nil
 	if cur == nil {
 		cur, err = a.create(s, steps)
 	} else {
@@ -308,15 +339,17 @@ func reconcile(a api, s Spec) ([]string, error) {
 			notes = append(notes, fmt.Sprintf("disable_ramdisk: have=%v want=%v; Ironic cannot change it on an existing runbook, "+
 				"delete runbook %s in Ironic to have it recreated", cur.DisableRamdisk, s.DisableRamdisk, s.RunbookName))
 		}
-		err = a.update(cur, s, steps)
+		wrote, err = a.update(cur, s, steps)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if a.traitsSupported() {
-		if err := a.syncTraits(cur, s); err != nil {
+		set, err := a.syncTraits(cur, s)
+		if err != nil {
 			return nil, err
 		}
+		wrote = wrote || set
 	} else {
 		if len(s.Traits) > 0 {
 			notes = append(notes, fmt.Sprintf("traits %s are not applied: Ironic offers API %s and runbook traits need %s",
@@ -327,7 +360,9 @@ func reconcile(a api, s Spec) ([]string, error) {
 				a.ver, traitsVersion))
 		}
 	}
-	a.remember(cur)
+	if wrote {
+		a.remember(cur)
+	}
 	// cur is now what Ironic holds after the writes (their answers): a runbook created without
 	// an owner by project-scoped credentials is owned by that project, which only Ironic knows.
 	if !cur.Public && cur.owner() == "" {
@@ -404,30 +439,31 @@ func patchFor(cur *runbook, s Spec, steps []step, withDescription bool) []patchO
 	return ops
 }
 
-func (a api) update(cur *runbook, s Spec, steps []step) error {
+// update patches cur into the spec and reports whether it sent a patch.
+func (a api) update(cur *runbook, s Spec, steps []step) (bool, error) {
 	ops := patchFor(cur, s, steps, a.traitsSupported())
 	if len(ops) == 0 {
-		return nil
+		return false, nil
 	}
 	if cur.UUID == "" {
-		return fmt.Errorf("runbook %q came back without a uuid, so it cannot be updated", s.RunbookName)
+		return false, fmt.Errorf("runbook %q came back without a uuid, so it cannot be updated", s.RunbookName)
 	}
 	var rb runbook
 	if err := a.svc.Patch(runbookPath(cur.UUID), ops, &rb); err != nil {
 		if s.Public && !cur.Public && pdk.StatusCode(err) == pdk.StatusForbidden {
-			return fmt.Errorf("update runbook %q (%s): only a system-scoped token may make a runbook public; "+
+			return false, fmt.Errorf("update runbook %q (%s): only a system-scoped token may make a runbook public; "+
 				"use credentials with system_scope: all: %w", s.RunbookName, cur.UUID, err)
 		}
-		return fmt.Errorf("update runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
+		return false, fmt.Errorf("update runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
 	}
 	if rb.UUID != "" {
 		rb.Traits = cur.Traits
 		*cur = rb
-		return nil
+		return true, nil
 	}
 	// An answer without the runbook: what Ironic holds is what the patch asked for.
 	applyPatch(cur, s, steps, ops)
-	return nil
+	return true, nil
 }
 
 // applyPatch makes cur what Ironic holds after ops succeeded, for a PATCH answered without the
@@ -454,23 +490,24 @@ func applyPatch(cur *runbook, s Spec, steps []step, ops []patchOp) {
 	}
 }
 
-// syncTraits replaces the runbook's trait set in one request when it differs.
-func (a api) syncTraits(cur *runbook, s Spec) error {
+// syncTraits replaces the runbook's trait set in one request when it differs, and reports whether
+// it did.
+func (a api) syncTraits(cur *runbook, s Spec) (bool, error) {
 	want := sortedCopy(s.Traits)
 	if slices.Equal(sortedCopy(cur.Traits), want) {
-		return nil
+		return false, nil
 	}
 	if cur.UUID == "" {
-		return fmt.Errorf("runbook %q came back without a uuid, so its traits cannot be set", s.RunbookName)
+		return false, fmt.Errorf("runbook %q came back without a uuid, so its traits cannot be set", s.RunbookName)
 	}
 	if want == nil {
 		want = []string{}
 	}
 	if err := a.svc.Put(runbookPath(cur.UUID)+"/traits", map[string]any{"traits": want}, nil); err != nil {
-		return fmt.Errorf("set traits of runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
+		return false, fmt.Errorf("set traits of runbook %q (%s): %w", s.RunbookName, cur.UUID, err)
 	}
 	cur.Traits = want
-	return nil
+	return true, nil
 }
 
 func sortedCopy(s []string) []string {
