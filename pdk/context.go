@@ -63,7 +63,7 @@ func init() {
 	testhook.HostOf = func(ctx any) any { return ctx.(*Context).host }
 	testhook.DecodeReconcile = func(input []byte) (any, error) {
 		var msg reconcileMessage
-		err := decodeReconcile(input, &msg)
+		err := decodeReconcile(input, &msg, registered != nil && registered.Metadata.SkipStatus)
 		return &msg.ReconcileRequest, err
 	}
 }

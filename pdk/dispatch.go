@@ -80,7 +80,7 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.
 			return nil, &wire.Error{Message: "plugin has no " + entry + " handler", Permanent: true}
 		}
 		var msg reconcileMessage
-		if err := decodeReconcile(input, &msg); err != nil {
+		if err := decodeReconcile(input, &msg, p.Metadata.SkipStatus); err != nil {
 			return nil, &wire.Error{Message: entry + ": decoding input: " + err.Error(), Permanent: true}
 		}
 		ctx := newContext(h, in.groupCache)

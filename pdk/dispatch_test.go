@@ -76,6 +76,34 @@ func TestDispatchReconcileUsesGroupCacheAndReturnsResult(t *testing.T) {
 	assert.Equal(t, []int{0, 1, 0}, seen, "the cache is shared within a group and never across groups")
 }
 
+// A plugin that declared SkipStatus never sees a status, even from a host that sends one, and
+// one that did not sees it.
+func TestDispatchSkipStatus(t *testing.T) {
+	input := []byte(`{"abi_version":1,"object":{"kind":"K","name":"cr"},"spec":{},"status":{"id":"r1"}}`)
+	for _, skip := range []bool{false, true} {
+		var got map[string]any
+		withPlugin(t, Plugin{
+			Metadata:   Metadata{Name: "x", EnvPrefix: "X", SkipStatus: skip},
+			WaitForAPI: func(*Context) error { return nil },
+			Reconcile: func(_ *Context, req *ReconcileRequest) (*Result, error) {
+				got = req.Status
+				return nil, nil
+			},
+		})
+		var in instance
+		_, werr := in.dispatch(entryReconcile, input, &recordingHost{})
+		require.Nil(t, werr)
+		if skip {
+			assert.Nil(t, got)
+		} else {
+			assert.Equal(t, map[string]any{"id": "r1"}, got)
+		}
+		out, werr := in.dispatch(entryMetadata, nil, &recordingHost{})
+		require.Nil(t, werr)
+		assert.Equal(t, skip, strings.Contains(string(out), `"skip_status":true`), "%s", out)
+	}
+}
+
 func TestDispatchErrorsCarryReasonAndPermanence(t *testing.T) {
 	withPlugin(t, Plugin{
 		Metadata:   Metadata{Name: "x", EnvPrefix: "X"},
@@ -144,6 +172,8 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 		"group prune scope without prune": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: PruneScopeGroup},
 			WaitForAPI: ok, Reconcile: rec},
 		"unknown prune scope": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: "tenant"}, WaitForAPI: ok, Reconcile: rec},
+		"skip status with lifecycle": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true, SkipStatus: true},
+			WaitForAPI: ok, Reconcile: rec},
 		"best effort prune with only delete": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true,
 			Cleanup: Cleanup{WhenPrune: CleanupBestEffortPrune}}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
 	}

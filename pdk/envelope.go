@@ -185,8 +185,17 @@ func skipString(b []byte, i int) (int, error) {
 }
 
 // decodeReconcile decodes the host's reconcile (and delete) input: the object and status from
-// their own slices, the spec kept as the slice of the input it occupies.
-func decodeReconcile(input []byte, msg *reconcileMessage) error {
+// their own slices, the spec kept as the slice of the input it occupies. With skipStatus (the
+// plugin declared Metadata.SkipStatus) a status a host sends anyway is not decoded.
+func decodeReconcile(input []byte, msg *reconcileMessage, skipStatus bool) error {
+	err := decodeReconcileMembers(input, msg, skipStatus)
+	if skipStatus {
+		msg.Status = nil
+	}
+	return err
+}
+
+func decodeReconcileMembers(input []byte, msg *reconcileMessage, skipStatus bool) error {
 	members, err := splitObject(input)
 	if err != nil {
 		return json.Unmarshal(input, msg)
@@ -200,6 +209,9 @@ func decodeReconcile(input []byte, msg *reconcileMessage) error {
 		case "spec":
 			msg.Spec = json.RawMessage(raw[:len(raw):len(raw)])
 		case "status":
+			if skipStatus {
+				break
+			}
 			if v, ok := decodePlain(raw); ok {
 				if m, isMap := v.(map[string]any); isMap {
 					msg.Status = m

@@ -16,7 +16,7 @@ func checkSameAsJSON(t *testing.T, input []byte) {
 	t.Helper()
 	var want, got reconcileMessage
 	wantErr := json.Unmarshal(input, &want)
-	gotErr := decodeReconcile(input, &got)
+	gotErr := decodeReconcile(input, &got, false)
 	if wantErr != nil {
 		if gotErr == nil {
 			assert.False(t, json.Valid(got.Spec), "accepted %q, which encoding/json refuses (%v), with a valid spec", input, wantErr)
@@ -30,6 +30,14 @@ func checkSameAsJSON(t *testing.T, input []byte) {
 	assert.Equal(t, want.Object, got.Object, "%q", input)
 	assert.Equal(t, string(want.Spec), string(got.Spec), "%q", input)
 	assert.Equal(t, want.Status, got.Status, "%q", input)
+	// A plugin that declared SkipStatus gets the same message without the status.
+	var skipped reconcileMessage
+	require.NoError(t, decodeReconcile(input, &skipped, true), "%q", input)
+	want.Status = nil
+	assert.Equal(t, want.ABIVersion, skipped.ABIVersion, "%q", input)
+	assert.Equal(t, want.Object, skipped.Object, "%q", input)
+	assert.Equal(t, string(want.Spec), string(skipped.Spec), "%q", input)
+	assert.Nil(t, skipped.Status, "%q", input)
 }
 
 func TestDecodeReconcileMatchesEncodingJSON(t *testing.T) {
@@ -45,7 +53,7 @@ func TestDecodeReconcileMatchesEncodingJSON(t *testing.T) {
 func TestDecodeReconcileKeepsTheSpecInPlace(t *testing.T) {
 	input := []byte(`{"abi_version":1,"object":{"kind":"K","name":"a","generation":2},"spec":{"x":"}]\"{"},"status":{"id":"r1"}}`)
 	var msg reconcileMessage
-	require.NoError(t, decodeReconcile(input, &msg))
+	require.NoError(t, decodeReconcile(input, &msg, false))
 	assert.Equal(t, `{"x":"}]\"{"}`, string(msg.Spec))
 	assert.Equal(t, "r1", msg.Status["id"])
 	assert.Equal(t, int64(2), *msg.Object.Generation)

@@ -77,6 +77,11 @@ type Metadata struct {
 	// another group's prune (docs/contract.md §7.1). Empty or PruneScopeAll: every prune spares
 	// every group's desired specs and any failure skips every prune.
 	PruneScope PruneScope `json:"prune_scope,omitempty"`
+	// SkipStatus says Reconcile never reads ReconcileRequest.Status: the host then leaves the
+	// CR's status out of every reconcile input, which spares the guest decoding it for every CR
+	// (docs/abi.md). Status is always nil for such a plugin. A Lifecycle plugin cannot set it:
+	// the lifecycle finds its resource by status.id.
+	SkipStatus bool `json:"skip_status,omitempty"`
 }
 
 // PruneScope says what a plugin's ownership marker records (Metadata.PruneScope).
@@ -144,7 +149,7 @@ type ReconcileRequest struct {
 	Object Object `json:"object"`
 	// Spec is the CR's spec as JSON; decode it with DecodeSpec.
 	Spec json.RawMessage `json:"spec"`
-	// Status is the CR's current status (may be nil).
+	// Status is the CR's current status (may be nil; always nil with Metadata.SkipStatus).
 	Status map[string]any `json:"status,omitempty"`
 }
 
@@ -284,6 +289,9 @@ func validate(p *Plugin) error {
 	}
 	if m.HasDelete && p.Delete == nil {
 		return fmt.Errorf("plugin %q: Metadata.HasDelete is set but Delete is nil", m.Name)
+	}
+	if m.SkipStatus && m.Lifecycle {
+		return fmt.Errorf("plugin %q: Metadata.SkipStatus and Metadata.Lifecycle are both set, but the lifecycle reads status.id", m.Name)
 	}
 	if p.Delete != nil && !m.Lifecycle {
 		return fmt.Errorf("plugin %q: a Delete handler reports its outcome in Result.Lifecycle; set Metadata.Lifecycle", m.Name)
