@@ -56,6 +56,9 @@ type metadataMessage struct {
 	// PruneScope is "group" when the plugin's ownership marker records the credential group
 	// (plugin.Metadata.PrunePerGroup); "" or "all" otherwise.
 	PruneScope string `json:"prune_scope,omitempty"`
+	// SkipStatus declares that the plugin never reads the CR's status: reconcile inputs go
+	// without it, which spares the guest decoding it for every CR (docs/abi.md).
+	SkipStatus bool `json:"skip_status,omitempty"`
 }
 
 // Values of metadataMessage.PruneScope.

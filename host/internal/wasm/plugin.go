@@ -215,6 +215,9 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	if m.HasDelete && !m.Lifecycle {
 		return nil, refuse("has_delete is true but lifecycle is not: a delete reports its outcome in the lifecycle status")
 	}
+	if m.SkipStatus && m.Lifecycle {
+		return nil, refuse("skip_status is true but so is lifecycle: a lifecycle plugin finds its resource by status.id")
+	}
 	if _, _, err := m.cleanupPolicies(); err != nil {
 		return nil, refuse("%v", err)
 	}

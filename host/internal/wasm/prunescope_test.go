@@ -21,6 +21,9 @@ func TestPruneScopeMetadata(t *testing.T) {
 		{name: "group", raw: base + `,"has_prune":true,"prune_scope":"group"}`, perGroup: true},
 		{name: "unknown", raw: base + `,"has_prune":true,"prune_scope":"tenant"}`, err: `prune_scope is "tenant"; want "all", "group" or absent`},
 		{name: "group without prune", raw: base + `,"prune_scope":"group"}`, err: `prune_scope is "group" but the plugin has no prune step`},
+		{name: "skip status", raw: base + `,"skip_status":true}`},
+		{name: "skip status with lifecycle", raw: base + `,"lifecycle":true,"skip_status":true}`,
+			err: `skip_status is true but so is lifecycle: a lifecycle plugin finds its resource by status.id`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := parseMetadata("mock.wasm", []byte(c.raw))

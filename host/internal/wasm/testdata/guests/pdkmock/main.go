@@ -131,6 +131,8 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 		}
 		runtime.KeepAlive(kept)
 		return &pdk.Result{}, nil
+	case "report-status":
+		return &pdk.Result{Notes: []string{fmt.Sprintf("status: %v", req.Status)}}, nil
 	case "config":
 		v, ok := ctx.Config(s.Name)
 		return &pdk.Result{Notes: []string{fmt.Sprintf("%s=%q %v", s.Name, v, ok)}}, nil

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -26,7 +27,7 @@ func abi() {}
 //go:wasmexport metadata
 func metadata() int32 {
 	extism.OutputString(`{"abi_version":1,"name":"rawmock","noun":"raw thing","env_prefix":"RAW",` +
-		`"binding_name":"raws","grants":[],"has_prune":false}`)
+		`"binding_name":"raws","grants":[],"has_prune":false,"skip_status":true}`)
 	return 0
 }
 
@@ -59,6 +60,7 @@ func reconcile() int32 {
 			Mode   string `json:"mode"`
 			Millis int    `json:"millis"`
 		} `json:"spec"`
+		Status *json.RawMessage `json:"status"`
 	}
 	if err := extism.InputJSON(&in); err != nil {
 		extism.SetError(err)
@@ -112,6 +114,9 @@ func reconcile() int32 {
 			mem.Free()
 		}
 		extism.OutputString(`{"notes":["kept trying"]}`)
+	case "report-status":
+		// The module declares skip_status, so the host must not send one.
+		_ = extism.OutputJSON(map[string]any{"notes": []string{fmt.Sprintf("status sent: %v", in.Status != nil)}})
 	case "wild-offset":
 		loadU64(1 << 40)
 	default:
