@@ -25,6 +25,8 @@ var metadata = pdk.Metadata{
 		{Service: "baremetal", Methods: []string{"PUT"}, Paths: []string{runbooksPath + "/*/traits"}},
 	},
 	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone},
+	// Runbooks are found by name, never through the CR's status: the host need not send it.
+	SkipStatus: true,
 }
 
 func init() {

@@ -20,6 +20,7 @@ func TestMetadata(t *testing.T) {
 	p := pdk.Registered()
 	require.NotNil(t, p)
 	assert.Equal(t, "IRONIC_RUNBOOK", p.Metadata.EnvPrefix)
+	assert.True(t, p.Metadata.SkipStatus, "the plugin never reads the CR's status, so it is not sent")
 	assert.Equal(t, "ironic-runbooks", p.Metadata.BindingName)
 	assert.Equal(t, pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}, p.Metadata.Cleanup)
 	assert.True(t, p.Metadata.HasPrune)
