@@ -63,6 +63,8 @@ type typedDecoder struct {
 var (
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+	anyMapType          = reflect.TypeFor[map[string]any]()
+	anySliceType        = reflect.TypeFor[[]any]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
@@ -173,10 +175,26 @@ func (d *typedDecoder) into(v reflect.Value, depth int) bool {
 		if t.Elem().Kind() == reflect.Uint8 || d.b[d.i] != '[' {
 			return false // []byte is base64 to encoding/json
 		}
+		if t == anySliceType {
+			// Built as an `any` is, without reflect per element (step lists, args).
+			x, ok := d.array(depth)
+			if ok {
+				v.Set(reflect.ValueOf(x))
+			}
+			return ok
+		}
 		return d.slice(v, depth)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || customDecoding(t.Key()) || d.b[d.i] != '{' {
 			return false
+		}
+		if t == anyMapType {
+			// Built as an `any` is (extra, args): a map assignment per member, no reflect.
+			x, ok := d.object(depth)
+			if ok {
+				v.Set(reflect.ValueOf(x))
+			}
+			return ok
 		}
 		return d.mapInto(v, depth)
 	case reflect.Struct:
@@ -211,13 +229,13 @@ func (d *typedDecoder) slice(v reflect.Value, depth int) bool {
 		v.Set(s)
 		return true
 	}
-	elem := v.Type().Elem()
+	zero := reflect.Zero(v.Type().Elem())
 	for {
-		e := reflect.New(elem).Elem()
-		if !d.into(e, depth+1) {
+		// Decoded in place: a new element per value would be an allocation each.
+		s = reflect.Append(s, zero)
+		if !d.into(s.Index(s.Len()-1), depth+1) {
 			return false
 		}
-		s = reflect.Append(s, e)
 		d.space()
 		if d.i >= len(d.b) {
 			return false
@@ -236,8 +254,10 @@ func (d *typedDecoder) slice(v reflect.Value, depth int) bool {
 }
 
 // members walks the members of an object, calling fn with each key and the decoder positioned
-// at its value; fn consumes the value.
-func (d *typedDecoder) members(fn func(key string) bool) bool {
+// at its value; fn consumes the value. The key is a slice of the input when it has no escapes
+// (no string is made for it: a struct's fields are found by comparing bytes) and only valid
+// until fn returns.
+func (d *typedDecoder) members(fn func(key []byte) bool) bool {
 	d.i++
 	d.space()
 	if d.i < len(d.b) && d.b[d.i] == '}' {
@@ -249,7 +269,7 @@ func (d *typedDecoder) members(fn func(key string) bool) bool {
 		if d.i >= len(d.b) || d.b[d.i] != '"' {
 			return false
 		}
-		k, ok := d.str()
+		k, ok := d.key()
 		if !ok {
 			return false
 		}
@@ -277,15 +297,34 @@ func (d *typedDecoder) members(fn func(key string) bool) bool {
 	}
 }
 
+// key decodes an object key as str does, returning a slice of the input when it can.
+func (d *typedDecoder) key() ([]byte, bool) {
+	start := d.i + 1
+	for j := start; j < len(d.b); j++ {
+		c := d.b[j]
+		if c == '"' {
+			d.i = j + 1
+			return d.b[start:j], true
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			s, ok := d.slowStr(start, j, true)
+			return []byte(s), ok
+		}
+	}
+	return nil, false
+}
+
 func (d *typedDecoder) mapInto(v reflect.Value, depth int) bool {
 	m := reflect.MakeMap(v.Type())
-	kt, et := v.Type().Key(), v.Type().Elem()
-	ok := d.members(func(key string) bool {
-		e := reflect.New(et).Elem()
+	kt := v.Type().Key()
+	// One scratch element, zeroed for each member: SetMapIndex copies it.
+	e := reflect.New(v.Type().Elem()).Elem()
+	ok := d.members(func(key []byte) bool {
+		e.SetZero()
 		if !d.into(e, depth+1) {
 			return false
 		}
-		m.SetMapIndex(reflect.ValueOf(key).Convert(kt), e)
+		m.SetMapIndex(reflect.ValueOf(string(key)).Convert(kt), e)
 		return true
 	})
 	if ok {
@@ -299,7 +338,7 @@ func (d *typedDecoder) structInto(v reflect.Value, depth int) bool {
 	if !ok {
 		return false
 	}
-	return d.members(func(key string) bool {
+	return d.members(func(key []byte) bool {
 		f := fields.lookup(key)
 		if f < 0 {
 			if d.strict {
@@ -319,20 +358,20 @@ func (d *typedDecoder) structInto(v reflect.Value, depth int) bool {
 // plainFields is a struct's fields as encoding/json names them, for the structs it treats
 // plainly: no embedded fields, no ",string" option, ASCII names, no two fields of one name.
 type plainFields struct {
-	names []string
+	names [][]byte
 	index []int
 }
 
 // lookup finds the field for key as encoding/json does: the exact name, else the first field
-// whose name equals it ignoring ASCII case.
-func (p *plainFields) lookup(key string) int {
+// whose name equals it under Unicode case folding (bytes.EqualFold, encoding/json's rule).
+func (p *plainFields) lookup(key []byte) int {
 	for i, n := range p.names {
-		if n == key {
+		if bytes.Equal(n, key) {
 			return p.index[i]
 		}
 	}
 	for i, n := range p.names {
-		if strings.EqualFold(n, key) {
+		if bytes.EqualFold(n, key) {
 			return p.index[i]
 		}
 	}
@@ -390,7 +429,7 @@ func computeFields(t reflect.Type) *plainFields {
 			return nil
 		}
 		seen[folded] = true
-		p.names = append(p.names, name)
+		p.names = append(p.names, []byte(name))
 		p.index = append(p.index, i)
 	}
 	return p
