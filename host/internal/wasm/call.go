@@ -82,7 +82,9 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 	defer cancel()
 	inst.state.Reset(input)
 	cctx := kernel.WithState(context.WithValue(ctx, callKey{}, ci), inst.state)
+	wid, watched := p.watchBegin(ctx, entry, ci.object)
 	res, callErr := fn.Call(cctx)
+	p.watchEnd(wid, watched)
 	if callErr == nil && ctx.Err() != nil {
 		// The guest returned after its deadline (a host function saw it first): its answer may
 		// be partial, and its state may be mid-update, so it counts as timed out.

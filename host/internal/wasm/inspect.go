@@ -95,7 +95,7 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 		return Info{}, true, err
 	}
 	p.cache, _ = openCache(o)
-	if p.runtime, err = newRuntime(ctx, o, p.cache, p); err != nil {
+	if p.runtime, err = newRuntime(ctx, o, p.cache, p, !o.TrustedNoInterrupt); err != nil {
 		return Info{}, true, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
 	}
 	p.compiled, err = compileWithin(ctx, path, p.runtime, wasmBytes, o.CompileTimeout)

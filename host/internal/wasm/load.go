@@ -124,9 +124,9 @@ func probeWritable(dir string) error {
 	return os.Remove(name)
 }
 
-// runtimeConfig is the engine of every plugin runtime: compiler, memory cap, termination on
-// context end.
-func runtimeConfig(o Options) wazero.RuntimeConfig {
+// runtimeConfig is the engine of every plugin runtime: compiler, memory cap, and termination on
+// context end when checks is set (Plugin.terminationChecks).
+func runtimeConfig(o Options, checks bool) wazero.RuntimeConfig {
 	return wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(o.MemoryLimitPages).
 		// Where linear memory cannot be mapped (withLinearMemory), reserve the limit as the
@@ -134,14 +134,15 @@ func runtimeConfig(o Options) wazero.RuntimeConfig {
 		// the GC has yet to free, which made the host hold 4-5x the guest's limit
 		// (docs/reliability.md, "Memory per instance").
 		WithMemoryCapacityFromMax(!linearMemoryMapped).
-		// The only way to stop a runaway guest; costs guest loops a check each (docs/abi.md).
-		WithCloseOnContextDone(!o.TrustedNoInterrupt)
+		// The only way to stop a runaway guest inside this process; costs guest loops a check
+		// each (docs/abi.md, "Limits"). Off when a supervisor stops it from outside.
+		WithCloseOnContextDone(checks)
 }
 
 // newRuntime builds the runtime of one plugin: compiler engine, memory cap, termination on
 // context end, WASI subset, the Extism kernel and the openstack-sync host functions.
-func newRuntime(ctx context.Context, o Options, cache wazero.CompilationCache, p *Plugin) (wazero.Runtime, error) {
-	cfg := runtimeConfig(o)
+func newRuntime(ctx context.Context, o Options, cache wazero.CompilationCache, p *Plugin, checks bool) (wazero.Runtime, error) {
+	cfg := runtimeConfig(o, checks)
 	if cache != nil {
 		cfg = cfg.WithCompilationCache(cache)
 	}

@@ -110,7 +110,7 @@ func stackChild(mode string) int {
 		exports[4].Locals = uint32(n)
 	}
 	m := wasmtest.Module{Memory: true, Exports: exports}.Encode()
-	r := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(Options{}.withDefaults()))
+	r := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(Options{}.withDefaults(), true))
 	defer r.Close(ctx)
 	mod, err := r.Instantiate(ctx, m)
 	if err != nil {

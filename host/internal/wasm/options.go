@@ -81,6 +81,12 @@ type Options struct {
 	// code runs several times faster, but a runaway loop can no longer be stopped and CallTimeout
 	// only bounds host functions. Only for first-party plugins whose loops are known to end.
 	TrustedNoInterrupt bool
+	// Watch, when set, turns termination checks off like TrustedNoInterrupt and is told when
+	// guest code starts and stops running, so that something outside this process can stop a
+	// guest past its deadline (Go cannot preempt wazero's compiled code, so nothing inside the
+	// process can; host/internal/supervise kills the hook process). A module that overran a
+	// deadline before (MarkOverrun) runs with the checks on all the same.
+	Watch Watch
 	// Logger receives the plugin's log lines and the host's; default slog.Default().
 	Logger *slog.Logger
 }

@@ -93,7 +93,8 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	var cacheDir string
 	p.cache, cacheDir = openCache(o)
-	p.runtime, err = newRuntime(ctx, o, p.cache, p)
+	checks := p.terminationChecks(cacheDir, digest)
+	p.runtime, err = newRuntime(ctx, o, p.cache, p, checks)
 	if err != nil {
 		p.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
@@ -139,7 +140,7 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	metrics.Observe(o.Metrics, metrics.PluginCompile, compileTime.Seconds(), p.name, cacheState(p.cache != nil))
 	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
 		"memory_limit_pages", o.MemoryLimitPages, "call_timeout", o.CallTimeout.String(), "pool_size", o.PoolSize,
-		"termination_checks", !o.TrustedNoInterrupt, "version", p.declared.Version)
+		"termination_checks", checks, "watched", o.Watch != nil, "version", p.declared.Version)
 	return p, nil
 }
 
@@ -267,7 +268,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	defer cancel()
 	ictx = kernel.WithState(context.WithValue(ictx, callKey{}, &callInfo{entry: "_initialize", log: p.log}), st)
 	ictx = withLinearMemory(ictx)
+	wid, watched := p.watchBegin(ictx, "_initialize", nil)
 	mod, err := p.runtime.InstantiateModule(ictx, p.compiled, cfg)
+	p.watchEnd(wid, watched)
 	if err != nil {
 		text, _ := out.take()
 		e := p.classify(ictx, "_initialize", err, text)

@@ -1,0 +1,121 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+)
+
+// Watch is told when guest code starts and stops running (Options.Watch). Begin is called just
+// before guest code runs (the guest runtime's _initialize when an instance starts, and every
+// exported call) and End as soon as it returned; calls on different instances may overlap, so End
+// names the Begin it closes. Both sit on the path of every call and must stay cheap (a write).
+type Watch interface {
+	Begin(c WatchedCall) uint64
+	End(id uint64)
+}
+
+// WatchedCall is one stretch of guest code under a deadline.
+type WatchedCall struct {
+	Plugin, Entry string
+	// Object names the CR of a reconcile or delete as "namespace/name" ("name" when cluster
+	// scoped), else "".
+	Object   string
+	Deadline time.Time
+}
+
+// watchBegin opens a watched call when there is a watcher; ok is false otherwise.
+func (p *Plugin) watchBegin(ctx context.Context, entry string, obj *plugin.Object) (id uint64, ok bool) {
+	if p.opts.Watch == nil {
+		return 0, false
+	}
+	c := WatchedCall{Plugin: p.name, Entry: entry}
+	if obj != nil {
+		c.Object = obj.Name
+		if obj.Namespace != "" {
+			c.Object = obj.Namespace + "/" + obj.Name
+		}
+	}
+	c.Deadline, _ = ctx.Deadline()
+	return p.opts.Watch.Begin(c), true
+}
+
+func (p *Plugin) watchEnd(id uint64, ok bool) {
+	if ok {
+		p.opts.Watch.End(id)
+	}
+}
+
+// The overrun marker: when a watched module overran a deadline (the supervisor killed the hook
+// process), later runs of the same module bytes keep the termination checks on, so a plugin that
+// loops once is stopped at its deadline in-process from then on instead of costing a killed
+// process and a second pass every run. Keyed by the module's digest, a new version of the plugin
+// starts without it; deleting the file does too.
+const overrunDir = "overrun"
+
+func overrunPath(cacheDir, digest string) string {
+	return filepath.Join(cacheDir, overrunDir, digest+".json")
+}
+
+// Overrun is what the marker records, for the operator who finds it.
+type Overrun struct {
+	Plugin  string    `json:"plugin"`
+	Entry   string    `json:"entry"`
+	Object  string    `json:"object,omitempty"`
+	Timeout string    `json:"timeout"`
+	Time    time.Time `json:"time"`
+}
+
+// MarkOverrun records that the module at path overran a deadline, in the compilation cache
+// directory opts name (as Load resolves it), and returns the marker's path.
+func MarkOverrun(path string, opts Options, o Overrun) (string, error) {
+	opts = opts.withDefaults()
+	dir := opts.cacheDir()
+	if opts.NoCache || dir == "" {
+		return "", errors.New("no compilation cache directory to keep the marker in")
+	}
+	_, digest, err := readModule(path)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return "", err
+	}
+	marker := overrunPath(dir, digest)
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(marker, append(b, '\n'), 0o644); err != nil {
+		return "", fmt.Errorf("writing the overrun marker: %w", err)
+	}
+	return marker, nil
+}
+
+// terminationChecks decides whether the module is compiled with wazero's termination checks:
+// on unless the operator trusts the plugin or a watcher stops it from outside, and on again for a
+// watched module that overran before.
+func (p *Plugin) terminationChecks(cacheDir, digest string) bool {
+	switch {
+	case p.opts.TrustedNoInterrupt:
+		return false
+	case p.opts.Watch == nil:
+		return true
+	}
+	if cacheDir == "" {
+		return false
+	}
+	marker := overrunPath(cacheDir, digest)
+	if _, err := os.Stat(marker); err == nil {
+		p.log.Info("termination checks on for this module: it overran a call deadline before; delete the marker "+
+			"or change the module to run it without them", "marker", marker)
+		return true
+	}
+	return false
+}
