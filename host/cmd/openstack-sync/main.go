@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugincmd"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
+	"github.com/openstack-sync/openstack-sync/host/internal/supervise"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
@@ -56,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "hook":
-		return hook.Main(ctx, deps(), args[1:], os.LookupEnv, stdout, stderr)
+		return hookCommand(ctx, args[1:], os.LookupEnv, stdout, stderr)
 	case "plugin":
 		return plugincmd.Main(ctx, args[1:], stdout, stderr)
 	case "run":
@@ -82,11 +84,77 @@ func versionString() string {
 	return "(devel)"
 }
 
-func deps() hook.Deps {
+// hookCommand runs the hook subcommand contained as OPENSTACK_SYNC_WASM_TERMINATION says
+// (host/internal/supervise): by default a supervisor process around a child that runs the pass
+// without termination checks. --config runs no guest code and is answered in this process.
+func hookCommand(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+	rep, err := supervise.ChildReporter(lookupEnv)
+	if err != nil {
+		fmt.Fprintln(stderr, "openstack-sync hook:", err)
+		return hook.ExitFail
+	}
+	if rep != nil {
+		return hook.Main(ctx, deps(sandbox{watch: reportWatch{rep}}), args, lookupEnv, stdout, stderr)
+	}
+	trusted, _ := lookupEnv(wasm.EnvTrustedNoInterrupt)
+	mode, err := supervise.ModeFromEnv(lookupEnv, trusted == "true")
+	if err != nil {
+		fmt.Fprintln(stderr, "openstack-sync hook:", err)
+		return hook.ExitFail
+	}
+	path, configOnly, ok := hook.Invocation(args)
+	if mode != supervise.Process || configOnly || !ok {
+		return hook.Main(ctx, deps(sandbox{trusted: mode == supervise.None}), args, lookupEnv, stdout, stderr)
+	}
+	log, err := hook.NewLogger(lookupEnv, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return hook.ExitFail
+	}
+	inProcess := func(ctx context.Context) int {
+		return hook.Main(ctx, deps(sandbox{}), args, lookupEnv, stdout, stderr)
+	}
+	return supervise.Run(ctx, supervise.Config{
+		Args: append([]string{"hook"}, args...), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Log: log,
+		Unsupervised: inProcess,
+		Overrun: func(ctx context.Context, o supervise.Overrun) int {
+			// Later runs of this module keep the checks on (wasm.MarkOverrun) until it changes.
+			marker, err := wasm.MarkOverrun(path, wasm.Options{LookupEnv: lookupEnv}, wasm.Overrun{Plugin: o.Plugin,
+				Entry: o.Entry, Object: o.Object, Timeout: o.Timeout.String(), Time: time.Now().UTC()})
+			if err != nil {
+				log.Warn("cannot remember the overrun; the next run starts without termination checks again",
+					"plugin", o.Plugin, "error", err.Error())
+			} else {
+				log.Info("later runs of this module keep termination checks on until it changes", "plugin", o.Plugin,
+					"marker", marker)
+			}
+			return inProcess(ctx)
+		},
+	})
+}
+
+// sandbox is how the hook's wasm plugins are contained in this process.
+type sandbox struct {
+	// watch reports each stretch of guest code to the supervisor, which stops it from outside
+	// (termination checks off).
+	watch wasm.Watch
+	// trusted turns the checks off with nothing to stop a runaway guest (OPENSTACK_SYNC_WASM_TERMINATION=none).
+	trusted bool
+}
+
+// reportWatch tells the supervisor about guest code through the child's report pipe.
+type reportWatch struct{ r *supervise.Reporter }
+
+func (w reportWatch) Begin(c wasm.WatchedCall) uint64 {
+	return w.r.Begin(c.Plugin, c.Entry, c.Object, c.Deadline)
+}
+func (w reportWatch) End(id uint64) { w.r.End(id) }
+
+func deps(sb sandbox) hook.Deps {
 	return hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger,
-				Metrics: o.Metrics})
+				Metrics: o.Metrics, Watch: sb.watch, TrustedNoInterrupt: sb.trusted})
 		},
 		ReadMetadata: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
 			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})

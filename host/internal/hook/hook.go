@@ -124,6 +124,14 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	return f, nil
 }
 
+// Invocation reads what a hook command line asks for, for the command that decides how the run
+// is contained (host/internal/supervise): the plugin's file and whether it is --config. ok is
+// false when the line does not parse; Main then says why.
+func Invocation(args []string) (plugin string, configOnly, ok bool) {
+	f, err := parseFlags(args, io.Discard)
+	return f.plugin, f.config, err == nil
+}
+
 // Main runs the hook subcommand and returns the exit code.
 func Main(ctx context.Context, deps Deps, args []string, lookupEnv hookenv.LookupFunc, stdout, stderr io.Writer) (code int) {
 	f, err := parseFlags(args, stderr)

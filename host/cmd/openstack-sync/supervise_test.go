@@ -1,0 +1,321 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/runner"
+	"github.com/openstack-sync/openstack-sync/host/internal/supervise"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
+)
+
+// The test binary is the host: with asHostEnv set, TestMain runs main() instead of the tests, so
+// a hook process (and the child its supervisor re-executes from os.Executable) is this very code.
+const (
+	asHostEnv = "OPENSTACK_SYNC_TEST_AS_HOST"
+	// childMarkEnv names a file the supervised child creates, so a test can tell a child ran.
+	childMarkEnv = "OPENSTACK_SYNC_TEST_CHILD_MARK"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asHostEnv) == "1" {
+		if mark := os.Getenv(childMarkEnv); mark != "" && os.Getenv(supervise.EnvChild) != "" {
+			_ = os.WriteFile(mark, []byte(strconv.Itoa(os.Getpid())), 0o644)
+		}
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+var mocks = fakekube.Resource{Group: "mock.openstack-sync.io", Version: "v1alpha1", Plural: "mocks", Kind: "Mock",
+	StatusSubresource: true}
+
+// hookFixture is a fake API server holding Mock CRs and their credentials, an in-process cloud,
+// and a Synchronization binding context over the CRs, for whole hook processes.
+type hookFixture struct {
+	kube  *fakekube.Server
+	cloud *fakecloud.Cloud
+	dir   string
+	env   []string
+}
+
+func newHookFixture(t *testing.T, cacheDir string, crs map[string]map[string]any) *hookFixture {
+	t.Helper()
+	kube, err := fakekube.Start(mocks)
+	require.NoError(t, err)
+	t.Cleanup(kube.Close)
+	cloud := fakecloud.New(fakecloud.Options{})
+	t.Cleanup(cloud.Close)
+	require.NoError(t, cloud.AddCollection(fakecloud.Collection{Path: "v2.0/things", Key: "thing"}))
+	_, err = kube.Create(fakekube.SecretResource, "ns", fakekube.Object{"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": "s1", "namespace": "ns"},
+		"stringData": map[string]any{"clouds.yaml": cloud.CloudsYAML()}})
+	require.NoError(t, err)
+	var objects []any
+	for name, spec := range crs {
+		spec["name"] = name
+		spec["cloudCredentialsRef"] = map[string]any{"secretName": "s1", "cloudName": fakecloud.AdminCloud}
+		obj, err := kube.Create(mocks, "ns", fakekube.Object{"apiVersion": mocks.APIVersion(), "kind": "Mock",
+			"metadata": map[string]any{"name": name, "namespace": "ns"}, "spec": spec})
+		require.NoError(t, err)
+		objects = append(objects, obj)
+	}
+	dir := t.TempDir()
+	bc, err := json.Marshal([]any{map[string]any{"binding": "mocks", "type": "Synchronization", "objects": objects}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "binding-context.json"), bc, 0o600))
+	require.NoError(t, kube.WriteKubeconfig(filepath.Join(dir, "kubeconfig")))
+	f := &hookFixture{kube: kube, cloud: cloud, dir: dir}
+	f.env = []string{asHostEnv + "=1", "HOME=" + dir, "PATH=" + os.Getenv("PATH"), "LOG_LEVEL=info",
+		"POD_NAMESPACE=ns", "KUBECONFIG=" + filepath.Join(dir, "kubeconfig"),
+		"BINDING_CONTEXT_PATH=" + filepath.Join(dir, "binding-context.json"),
+		"OPENSTACK_SYNC_CACHE_DIR=" + cacheDir, childMarkEnv + "=" + filepath.Join(dir, "child-ran"),
+		"MOCK_ENABLED=true", "MOCK_CRD_API_VERSION=" + mocks.APIVersion(), "MOCK_CRD_KIND=Mock",
+		"MOCK_CRD_RESOURCE=mocks." + mocks.Group, "MOCK_STATUS_ENABLED=true", "MOCK_PRUNE=true",
+		"MOCK_READY_RETRIES=1", "MOCK_READY_DELAY=0",
+		"OPENSTACK_SYNC_WASM_CALL_TIMEOUT=1s"}
+	return f
+}
+
+// command is a hook process of the host under test.
+func (f *hookFixture) command(t *testing.T, plugin string, extraEnv []string, args ...string) (*exec.Cmd, *strings.Builder) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self, append([]string{"hook", "--plugin", plugin}, args...)...)
+	cmd.Env = append(append([]string{}, f.env...), extraEnv...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+func (f *hookFixture) ready(t *testing.T, name string) map[string]any {
+	obj, err := f.kube.Get(mocks, "ns", name)
+	require.NoError(t, err)
+	st, _ := obj["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	if len(conds) == 0 {
+		return nil
+	}
+	c, _ := conds[0].(map[string]any)
+	return c
+}
+
+func (f *hookFixture) childRan() bool {
+	_, err := os.Stat(filepath.Join(f.dir, "child-ran"))
+	return err == nil
+}
+
+func mockGuest(t *testing.T, name string) string {
+	return wasmtest.BuildGuest(t, "../../internal/wasm/testdata/guests", name, "../../../pdk")
+}
+
+// A guest that spins without calling the host runs, by default, without termination checks in
+// the supervised child: the supervisor kills the child past the call's deadline and the pass
+// runs again in-process with the checks on, which gives today's contained outcome (the spinning
+// CR failed with a timeout, its neighbours reconciled, the prune skipped, exit 1). The overrun is
+// remembered, so the next run of the module starts with the checks on.
+func TestASpinningGuestIsStoppedByTheSupervisor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs whole hook processes that wait for call deadlines")
+	}
+	pdkmock, initloop := mockGuest(t, "pdkmock"), mockGuest(t, "initloop")
+	cacheDir := t.TempDir()
+	cases := []struct {
+		name    string
+		plugin  string
+		env     []string
+		entry   []string
+		code    int
+		rerun   bool
+		outcome func(t *testing.T, f *hookFixture, out string)
+	}{
+		{name: "spinning in reconcile", plugin: pdkmock, entry: []string{"entry=reconcile", "cr=ns/a-spin", "timeout=1s"}, code: 1, rerun: true,
+			outcome: func(t *testing.T, f *hookFixture, out string) {
+				bad := f.ready(t, "a-spin")
+				require.NotNil(t, bad, "the spinning CR has a status")
+				assert.Equal(t, "False", bad["status"])
+				assert.Contains(t, bad["message"], `wasm plugin "mock" reconcile: timeout: did not finish within 1s`)
+				for _, good := range []string{"b-good", "c-good"} {
+					c := f.ready(t, good)
+					require.NotNil(t, c, good)
+					assert.Equal(t, "True", c["status"], "%s is reconciled", good)
+				}
+				assert.Contains(t, out, runner.MsgSkippingPrune)
+				assert.NotContains(t, out, "prune: ", "the guest's prune never ran")
+			}},
+		{name: "the module that overran starts with the checks", plugin: pdkmock, code: 1,
+			outcome: func(t *testing.T, f *hookFixture, out string) {
+				assert.Contains(t, out, "termination checks on for this module")
+				assert.Contains(t, f.ready(t, "a-spin")["message"], "timeout: did not finish within 1s")
+				assert.Equal(t, "True", f.ready(t, "b-good")["status"])
+			}},
+		{name: "checks chosen by the operator", plugin: pdkmock, env: []string{supervise.EnvTermination + "=checks"},
+			code: 1, outcome: func(t *testing.T, f *hookFixture, out string) {
+				assert.False(t, f.childRan(), "no child process")
+				assert.Contains(t, f.ready(t, "a-spin")["message"], "timeout: did not finish within 1s")
+			}},
+		{name: "spinning in _initialize", plugin: initloop, entry: []string{"plugin=initloop entry=_initialize timeout=10s"}, code: 1, rerun: true,
+			outcome: func(t *testing.T, f *hookFixture, out string) {
+				assert.Contains(t, out, `initloop\" _initialize: timeout`, "the rerun stops the start at its deadline")
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newHookFixture(t, cacheDir, map[string]map[string]any{
+				"a-spin": {"action": "loop"}, "b-good": {}, "c-good": {}})
+			cmd, out := f.command(t, c.plugin, c.env)
+			start := time.Now()
+			err := cmd.Run()
+			took := time.Since(start)
+			t.Logf("took %s\n%s", took, out)
+			require.Error(t, err)
+			assert.Equal(t, c.code, cmd.ProcessState.ExitCode())
+			if c.rerun {
+				assert.True(t, f.childRan())
+				assert.Contains(t, out.String(), "plugin call overran its deadline; the hook process was killed and the pass "+
+					"runs again in-process with termination checks")
+				for _, attr := range c.entry {
+					assert.Contains(t, out.String(), attr)
+				}
+				assert.Contains(t, out.String(), "later runs of this module keep termination checks on")
+			} else {
+				assert.NotContains(t, out.String(), "overran its deadline")
+			}
+			c.outcome(t, f, out.String())
+		})
+	}
+}
+
+// childOf waits for the supervised child of pid and returns its pid.
+func childOf(t *testing.T, pid int) int {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(task)
+			if fields := strings.Fields(string(b)); len(fields) > 0 {
+				child, err := strconv.Atoi(fields[0])
+				require.NoError(t, err)
+				return child
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the supervisor started no child within 30s")
+	return 0
+}
+
+// The supervisor is transparent for everything but an overrun: a signal it gets reaches the
+// child, a child that dies on its own is reported and not run again, and --config never forks.
+func TestTheSupervisorPassesThrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs whole hook processes")
+	}
+	pdkmock := mockGuest(t, "pdkmock")
+	cacheDir := t.TempDir()
+
+	t.Run("--config answers in one process", func(t *testing.T) {
+		f := newHookFixture(t, cacheDir, nil)
+		cmd, out := f.command(t, pdkmock, nil, "--config")
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		require.NoError(t, cmd.Run(), out.String())
+		assert.Contains(t, stdout.String(), `"configVersion"`, "the document is on stdout")
+		assert.False(t, f.childRan(), "no child process")
+	})
+
+	t.Run("SIGTERM reaches the child", func(t *testing.T) {
+		f := newHookFixture(t, cacheDir, map[string]map[string]any{"a": {}})
+		// Keystone here accepts the connection and never answers: the child waits in its first
+		// request, and only the forwarded signal can end it early.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { l.Close() })
+		connected := make(chan struct{}, 1)
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				t.Cleanup(func() { c.Close() })
+				select {
+				case connected <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		clouds := fmt.Sprintf("clouds:\n  %s:\n    auth: {auth_url: 'http://%s/v3', username: u, password: p, project_name: p, "+
+			"user_domain_name: Default, project_domain_name: Default}\n", fakecloud.AdminCloud, l.Addr())
+		_, err = f.kube.Update(fakekube.SecretResource, "ns", "s1", "", fakekube.Object{"apiVersion": "v1",
+			"kind": "Secret", "metadata": map[string]any{"name": "s1", "namespace": "ns"},
+			"stringData": map[string]any{"clouds.yaml": clouds}})
+		require.NoError(t, err)
+		cmd, out := f.command(t, pdkmock, nil)
+		require.NoError(t, cmd.Start())
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-connected:
+		case <-done:
+			t.Fatalf("the hook ended before it reached Keystone:\n%s", out)
+		case <-time.After(2 * time.Minute):
+			_ = cmd.Process.Kill()
+			t.Fatalf("the hook never reached Keystone:\n%s", out)
+		}
+		require.True(t, f.childRan(), "the request came from the supervised child")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			t.Fatalf("the hook did not stop after SIGTERM:\n%s", out)
+		}
+		t.Log(out)
+		assert.Equal(t, 1, cmd.ProcessState.ExitCode(), "the child's code for a cancelled pass")
+		assert.Contains(t, out.String(), "context canceled", "the child saw the signal")
+		assert.NotContains(t, out.String(), "overran")
+		assert.NotContains(t, out.String(), "did not send")
+	})
+
+	t.Run("a child that dies is not run again", func(t *testing.T) {
+		f := newHookFixture(t, cacheDir, map[string]map[string]any{"a-spin": {"action": "loop"}})
+		cmd, out := f.command(t, pdkmock, []string{"OPENSTACK_SYNC_WASM_CALL_TIMEOUT=10m"})
+		require.NoError(t, cmd.Start())
+		child := childOf(t, cmd.Process.Pid)
+		waitFor(t, func() bool { return f.childRan() })
+		require.NoError(t, syscall.Kill(child, syscall.SIGKILL))
+		err := cmd.Wait()
+		t.Log(out)
+		require.Error(t, err)
+		assert.Equal(t, 1, cmd.ProcessState.ExitCode())
+		assert.Contains(t, out.String(), "the hook process died on a signal the supervisor did not send; the pass is not run again")
+		assert.Contains(t, out.String(), "signal=killed")
+		assert.NotContains(t, out.String(), "runs again")
+		assert.Nil(t, f.ready(t, "a-spin"), "no second pass wrote a status")
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
