@@ -9,7 +9,7 @@ const EnvTermination = "OPENSTACK_SYNC_WASM_TERMINATION"
 type Mode string
 
 const (
-	// Process (the default): guest code runs without termination checks in a child process,
+	// Process (the default on Linux, the only system where it is available): guest code runs without termination checks in a child process,
 	// which the hook's supervisor kills at a call's deadline; the pass then runs again in-process
 	// with the checks on.
 	Process Mode = "process"
@@ -27,8 +27,11 @@ const (
 func ModeFromEnv(lookupEnv func(string) (string, bool), trusted bool) (Mode, error) {
 	v, ok := lookupEnv(EnvTermination)
 	if !ok || v == "" {
-		if trusted {
+		switch {
+		case trusted:
 			return None, nil
+		case !processSupported:
+			return Checks, nil
 		}
 		return Process, nil
 	}
@@ -36,6 +39,9 @@ func ModeFromEnv(lookupEnv func(string) (string, bool), trusted bool) (Mode, err
 	case None:
 		return m, nil
 	case Process, Checks:
+		if m == Process && !processSupported {
+			return "", fmt.Errorf("%s=%s needs Linux; use %s or %s", EnvTermination, v, Checks, None)
+		}
 		if trusted {
 			return "", fmt.Errorf("%s=%s contradicts OPENSTACK_SYNC_WASM_TRUSTED_NO_INTERRUPT=true (which means %s=%s); "+
 				"unset the deprecated variable", EnvTermination, v, EnvTermination, None)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -39,14 +38,11 @@ func ChildReporter(lookupEnv func(string) (string, bool)) (*Reporter, error) {
 	if v != strconv.Itoa(childFD) {
 		return nil, fmt.Errorf("%s is internal to the hook's supervisor and must be %d, got %q; unset it", EnvChild, childFD, v)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(childFD, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		return nil, fmt.Errorf("%s is set but descriptor %d is not the supervisor's pipe; the variable is internal: unset it",
-			EnvChild, childFD)
+	f, err := openReportPipe()
+	if err != nil {
+		return nil, err
 	}
-	// Nothing this process starts may hold the pipe open after it dies.
-	syscall.CloseOnExec(childFD)
-	return &Reporter{f: os.NewFile(childFD, "supervisor")}, nil
+	return &Reporter{f: f}, nil
 }
 
 // Begin announces guest code for plugin's entry (on object, "" when none) that must return by
