@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -45,6 +44,9 @@ type config struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == launchArg {
+		os.Exit(launch(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -310,19 +312,19 @@ func timeConfig(ctx context.Context, c config, name, state string) (row, error) 
 	wasm := filepath.Join(c.pluginsDir, name+".wasm")
 	cache := filepath.Join(state, "cache")
 	for i := range c.runs + 1 {
-		cmd := exec.CommandContext(ctx, c.host, "hook", "--plugin", wasm, "--config")
-		cmd.Env = []string{"HOME=" + state, "OPENSTACK_SYNC_CACHE_DIR=" + cache}
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		wall := time.Since(start)
+		var out strings.Builder
+		u, err := measured(ctx, []string{"HOME=" + state, "OPENSTACK_SYNC_CACHE_DIR=" + cache}, &out, &out,
+			c.host, "hook", "--plugin", wasm, "--config")
+		if err == nil && u.Exit != 0 {
+			err = fmt.Errorf("exit status %d", u.Exit)
+		}
 		if err != nil {
-			return r, fmt.Errorf("%s --config: %v\n%s", name, err, out)
+			return r, fmt.Errorf("%s --config: %v\n%s", name, err, out.String())
 		}
 		if i == 0 {
 			continue // fills the cache
 		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		r.samples = append(r.samples, sample{Wall: wall, CPU: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), RSS: ru.Maxrss * 1024})
+		r.samples = append(r.samples, sample{Wall: u.Wall, CPU: u.CPU, RSS: u.RSS})
 	}
 	return r, nil
 }

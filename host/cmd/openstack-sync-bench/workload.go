@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,8 +189,7 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 	s.env.cloud.ResetRequests()
 	s.env.kube.take()
 	p := s.plugin.EnvPrefix
-	cmd := exec.CommandContext(ctx, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name))
-	cmd.Env = []string{
+	env := []string{
 		"HOME=" + s.env.state, "PATH=" + os.Getenv("PATH"),
 		"LOG_LEVEL=info", "POD_NAMESPACE=" + s.ns,
 		"KUBECONFIG=" + filepath.Join(s.env.state, "kubeconfig"),
@@ -212,27 +209,20 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 		if strings.HasPrefix(v, "OPENSTACK_SYNC_WASM_") || strings.HasPrefix(v, "OPENSTACK_SYNC_CPUPROFILE=") ||
 			strings.HasPrefix(v, "OPENSTACK_SYNC_NATIVE_CPUPROFILE=") || strings.HasPrefix(v, "GOGC=") ||
 			strings.HasPrefix(v, "GOMEMLIMIT=") {
-			cmd.Env = append(cmd.Env, v)
+			env = append(env, v)
 		}
 	}
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
-	out := sample{Wall: wall, OpenStack: s.env.cloud.RequestCounts(), Kube: s.env.kube.take()}
+	u, err := measured(ctx, env, nil, &stderr, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name))
+	out := sample{Wall: u.Wall, CPU: u.CPU, RSS: u.RSS, Exit: u.Exit, OpenStack: s.env.cloud.RequestCounts(), Kube: s.env.kube.take()}
 	if s.env.logDir != "" {
 		s.env.logSeq++
 		name := fmt.Sprintf("%03d-%s-%s-%d.log", s.env.logSeq, hb.Label, s.plugin.Name, s.size)
 		_ = os.WriteFile(filepath.Join(s.env.logDir, name), []byte(stderr.String()), 0o644)
 	}
-	if cmd.ProcessState == nil {
+	if err != nil {
 		return out, err
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	out.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	out.RSS = ru.Maxrss * 1024
-	out.Exit = cmd.ProcessState.ExitCode()
 	if out.Exit != 0 {
 		return out, fmt.Errorf("%s %s exited %d:\n%s", hb.Label, s.plugin.Name, out.Exit, tail(stderr.String(), 3000))
 	}
