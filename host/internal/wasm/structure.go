@@ -1,8 +1,10 @@
 package wasm
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Structural limits a module must respect before the host compiles it. WebAssembly declares
@@ -98,6 +100,14 @@ func limitStructure(path string, b []byte) ([]byte, error) {
 			}
 			return nil, refuse("%s section: %v", sectionNames[id], err)
 		}
+		if id == sectionData {
+			if merged, ok := s.mergeData(body, len(b)); ok {
+				out = append(out, sectionData)
+				out = binary.AppendUvarint(out, uint64(len(merged)))
+				out = append(out, merged...)
+				continue
+			}
+		}
 		out = append(out, section...)
 	}
 	return out, nil
@@ -106,6 +116,8 @@ func limitStructure(path string, b []byte) ([]byte, error) {
 // structure carries the module-wide totals across sections.
 type structure struct {
 	functions, locals uint64
+	// importsMemory and dataCount decide whether data segments may be merged (mergeData).
+	importsMemory, dataCount bool
 }
 
 func (s *structure) check(id byte, body []byte) error {
@@ -114,12 +126,19 @@ func (s *structure) check(id byte, body []byte) error {
 	switch id {
 	case sectionCustom:
 		return checkCustom(r)
-	case sectionStart, sectionDataCount:
+	case sectionStart:
+		r.leb()
+	case sectionDataCount:
+		s.dataCount = true
 		r.leb()
 	case sectionType:
 		err = r.each("type", func(i uint64) error { return checkType(r) })
 	case sectionImport:
-		err = r.each("import", func(i uint64) error { return checkImport(r) })
+		err = r.each("import", func(i uint64) error {
+			memory, err := checkImport(r)
+			s.importsMemory = s.importsMemory || memory
+			return err
+		})
 	case sectionFunction:
 		err = r.each("function", func(i uint64) error { r.leb(); return nil })
 	case sectionMemory:
@@ -263,7 +282,7 @@ type reader struct {
 }
 
 func (r *reader) byte() byte {
-	if r.bad || len(r.b) == 0 {
+	if len(r.b) == 0 || r.bad {
 		r.bad = true
 		return 0
 	}
@@ -275,6 +294,11 @@ func (r *reader) byte() byte {
 func (r *reader) leb() uint64 {
 	if r.bad {
 		return 0
+	}
+	if len(r.b) > 0 && r.b[0] < 0x80 { // most counts, indices and immediates fit one byte
+		v := r.b[0]
+		r.b = r.b[1:]
+		return uint64(v)
 	}
 	v, n := uvarint32(r.b)
 	if n <= 0 {
@@ -372,7 +396,8 @@ func checkType(r *reader) error {
 	return functype()
 }
 
-func checkImport(r *reader) error {
+// checkImport checks one import and reports whether it is a memory.
+func checkImport(r *reader) (memory bool, err error) {
 	r.bytes() // module
 	r.bytes() // name
 	switch kind := r.byte(); kind {
@@ -383,6 +408,7 @@ func checkImport(r *reader) error {
 		r.limits()
 	case 2: // memory
 		r.limits()
+		return true, nil
 	case 3: // global
 		r.valType()
 		r.byte()
@@ -391,10 +417,116 @@ func checkImport(r *reader) error {
 		r.leb()
 	default:
 		if !r.bad {
-			return fmt.Errorf("has an import of unknown kind %d", kind)
+			return false, fmt.Errorf("has an import of unknown kind %d", kind)
 		}
 	}
-	return nil
+	return false, nil
+}
+
+// maxDataGap is the largest run of zeros mergeData writes between two data segments.
+const maxDataGap = 4096
+
+// mergeData returns a data section (body already checked) whose active segments are merged where
+// they are at most maxDataGap bytes apart, the gaps written as zeros, and whether it merged any.
+//
+// Go's linker writes a segment for every run of data between runs of zeros, which makes a 4 MB
+// plugin carry about 47,000 segments: wazero decodes each one in every process and copies each
+// one into every instance it starts, a few milliseconds per instance, and the decoded segments
+// cost the host megabytes. Merged, the same bytes land in memory at the same places. That holds
+// only where a segment's place and its index mean nothing else: the memory is the module's own,
+// and so zeros where no segment writes (an imported memory may hold anything there); no data
+// count section, without which no memory.init or data.drop can name a segment by its index;
+// every segment active on memory 0 at a constant offset; and no two overlapping, so the order
+// they are written in does not matter. Anything else is left as it is. The zeros written are
+// bounded by moduleSize, so a module of a few scattered bytes cannot make the host allocate
+// gigabytes (at most the module's size, or 1 MiB for a smaller one).
+func (s *structure) mergeData(body []byte, moduleSize int) ([]byte, bool) {
+	if s.importsMemory || s.dataCount {
+		return nil, false
+	}
+	type segment struct {
+		offset uint64
+		data   []byte
+	}
+	r := &reader{b: body}
+	n := r.leb()
+	if r.bad || n < 2 {
+		return nil, false
+	}
+	segs := make([]segment, 0, n)
+	for range n {
+		if r.leb() != 0 || r.byte() != 0x41 { // active on memory 0; i32.const
+			return nil, false
+		}
+		offset, k := binary.Uvarint(r.b)
+		// A signed LEB128 of a non-negative i32 has bit 6 of its last byte clear.
+		if k <= 0 || k > 5 || r.b[k-1]&0x40 != 0 || offset > 1<<31-1 {
+			return nil, false
+		}
+		r.skip(uint64(k))
+		if r.byte() != 0x0b {
+			return nil, false
+		}
+		size := r.leb()
+		data := r.b[:min(size, uint64(len(r.b)))]
+		r.skip(size)
+		if r.bad {
+			return nil, false
+		}
+		segs = append(segs, segment{offset, data})
+	}
+	slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Compare(a.offset, b.offset) })
+	// First where each merged segment starts and how long it is, then one buffer written once.
+	type run struct {
+		first, offset, size uint64
+	}
+	runs := []run{{first: 0, offset: segs[0].offset, size: uint64(len(segs[0].data))}}
+	zeros := 0
+	for i, sg := range segs[1:] {
+		last := &runs[len(runs)-1]
+		end := last.offset + last.size
+		if sg.offset < end {
+			return nil, false // overlapping: the later segment wins, so their order matters
+		}
+		gap := sg.offset - end
+		if gap > maxDataGap || zeros+int(gap) > max(moduleSize, 1<<20) {
+			runs = append(runs, run{first: uint64(i + 1), offset: sg.offset, size: uint64(len(sg.data))})
+			continue
+		}
+		zeros += int(gap)
+		last.size += gap + uint64(len(sg.data))
+	}
+	if len(runs) == len(segs) {
+		return nil, false
+	}
+	out := binary.AppendUvarint(make([]byte, 0, len(body)+zeros), uint64(len(runs)))
+	for i, rn := range runs {
+		out = append(out, 0, 0x41)
+		out = appendSleb(out, int64(rn.offset))
+		out = append(out, 0x0b)
+		out = binary.AppendUvarint(out, rn.size)
+		start, next := len(out), uint64(len(segs))
+		if i+1 < len(runs) {
+			next = runs[i+1].first
+		}
+		out = out[:start+int(rn.size)] // zeroed by make: the gaps stay zero
+		for _, sg := range segs[rn.first:next] {
+			copy(out[start+int(sg.offset-rn.offset):], sg.data)
+		}
+	}
+	return out, true
+}
+
+// appendSleb appends v as a signed LEB128.
+func appendSleb(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }
 
 func checkData(r *reader) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,10 +97,87 @@ func TestRealPluginsPassTheStructuralLimits(t *testing.T) {
 	require.NoError(t, err)
 	out, err := limitStructure("pdkmock.wasm", b)
 	require.NoError(t, err)
-	assert.InDelta(t, len(b), len(out), 8, "only the table section changes: a maximum is added")
+	assert.Greater(t, dataSegments(t, b), 1000, "Go writes a data segment per run of non-zero bytes")
+	assert.Less(t, dataSegments(t, out), 10, "the data segments are merged")
 	again, err := limitStructure("pdkmock.wasm", out)
 	require.NoError(t, err)
-	assert.Equal(t, out, again, "a capped module is left as it is")
+	assert.Equal(t, out, again, "a capped and merged module is left as it is")
+	assert.Equal(t, memoryAfterStart(t, b), memoryAfterStart(t, out), "the guest starts with the same memory")
+}
+
+// Merging data segments puts the same bytes at the same places; where a segment's index or the
+// order of segments could matter, or the memory is not the module's own, nothing is merged.
+func TestDataSegmentsAreMergedOnlyWhereNothingCanTell(t *testing.T) {
+	far := int32(201 + maxDataGap + 1)
+	segs := []wasmtest.Data{{Offset: 100, Bytes: []byte("abc")}, {Offset: 10, Bytes: []byte("xy")},
+		{Offset: 200, Bytes: []byte("z")}, {Offset: far, Bytes: []byte("far")}, {Offset: 103, Bytes: []byte("d")}}
+	m := wasmtest.Module{Memory: true, Data: segs}
+	out, err := limitStructure("data.wasm", m.Encode())
+	require.NoError(t, err)
+	assert.Equal(t, 2, dataSegments(t, out), "merged up to the gap of more than %d bytes", maxDataGap)
+	assert.Equal(t, memoryAfterStart(t, m.Encode()), memoryAfterStart(t, out))
+
+	unchanged := map[string]wasmtest.Module{
+		"data count section (memory.init and data.drop name segments)": {Memory: true, Data: segs, DataCount: true},
+		"overlapping segments (the later one wins)": {Memory: true, Data: []wasmtest.Data{
+			{Offset: 10, Bytes: []byte("abc")}, {Offset: 11, Bytes: []byte("x")}}},
+		"a passive segment": {Memory: true, Data: []wasmtest.Data{
+			{Offset: 10, Bytes: []byte("abc")}, {Passive: true, Bytes: []byte("x")}}},
+		"a negative offset": {Memory: true, Data: []wasmtest.Data{
+			{Offset: 10, Bytes: []byte("abc")}, {Offset: -1, Bytes: []byte("x")}}},
+		"an imported memory": {Data: segs},
+		"one segment":        {Memory: true, Data: segs[:1]},
+	}
+	for name, m := range unchanged {
+		b := m.Encode()
+		if name == "an imported memory" {
+			b = importMemory(t, b)
+		}
+		out, err := limitStructure("data.wasm", b)
+		require.NoError(t, err, name)
+		assert.Equal(t, b, out, name)
+	}
+}
+
+// importMemory adds an import of env.memory to a module that has no other import.
+func importMemory(t *testing.T, b []byte) []byte {
+	t.Helper()
+	imports := []byte{sectionImport, 10, 1, 3, 'e', 'n', 'v', 3, 'm', 'e', 'm', 2, 0, 1}
+	imports[1] = byte(len(imports) - 2)
+	return append(append(slices.Clone(b[:8]), imports...), b[8:]...)
+}
+
+// dataSegments counts a module's data segments.
+func dataSegments(t *testing.T, b []byte) int {
+	t.Helper()
+	for pos := 8; pos < len(b); {
+		size, n := uvarint32(b[pos+1:])
+		require.Positive(t, n)
+		if b[pos] == sectionData {
+			count, _ := uvarint32(b[pos+1+n:])
+			return int(count)
+		}
+		pos += 1 + n + int(size)
+	}
+	return 0
+}
+
+// memoryAfterStart is the module's memory once instantiated by the host's runtime, before any
+// start function runs.
+func memoryAfterStart(t *testing.T, b []byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	o, _ := testOptions(t)
+	o, err := o.fromEnv()
+	require.NoError(t, err)
+	r, err := newRuntime(ctx, o, nil, &Plugin{opts: o}, true)
+	require.NoError(t, err)
+	defer r.Close(ctx)
+	mod, err := r.InstantiateWithConfig(ctx, b, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	require.NoError(t, err)
+	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
+	require.True(t, ok)
+	return slices.Clone(mem)
 }
 
 func sleb(v int32) []byte {

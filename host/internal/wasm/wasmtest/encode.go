@@ -35,6 +35,16 @@ type Module struct {
 	// Memory exports one page of memory as "memory" when true.
 	Memory bool
 	Tables []Table
+	// Data are the module's data segments, in this order; DataCount adds a data count section.
+	Data      []Data
+	DataCount bool
+}
+
+// Data is one data segment: active on memory 0 at Offset, or passive.
+type Data struct {
+	Offset  int32
+	Bytes   []byte
+	Passive bool
 }
 
 // Encode returns the module's binary form.
@@ -120,8 +130,25 @@ func (m Module) Encode() []byte {
 		out = section(out, 5, 1, []byte{0x00, 0x01})
 	}
 	out = section(out, 7, exportCount, exports)
+	if m.DataCount {
+		out = append(out, 12)
+		out = append(out, uleb(uint32(len(uleb(uint32(len(m.Data))))))...)
+		out = append(out, uleb(uint32(len(m.Data)))...)
+	}
 	out = section(out, 10, len(m.Exports), code)
-	return out
+	var data []byte
+	for _, d := range m.Data {
+		if d.Passive {
+			data = append(data, 0x01)
+		} else {
+			data = append(data, 0x00, 0x41)
+			data = append(data, sleb(d.Offset)...)
+			data = append(data, 0x0b)
+		}
+		data = append(data, uleb(uint32(len(d.Bytes)))...)
+		data = append(data, d.Bytes...)
+	}
+	return section(out, 11, len(m.Data), data)
 }
 
 func section(out []byte, id byte, count int, body []byte) []byte {
@@ -156,4 +183,16 @@ func EntryPoints() []Func {
 		fs = append(fs, Func{Name: n, Results: []byte{I32}})
 	}
 	return append(fs, Func{Name: "openstack_sync_abi_v1"}, Func{Name: "_initialize"})
+}
+
+func sleb(v int32) []byte {
+	var out []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(out, c)
+		}
+		out = append(out, c|0x80)
+	}
 }
