@@ -57,6 +57,27 @@ func (p *Plugin) writeRecord(cacheDir, digest string) {
 	}
 }
 
+// recordedMetadata returns the module's record when there is one that passes the rules of the
+// guest's answer, else nil; load then takes the metadata from it instead of starting an instance
+// to ask the guest, and hook runs read it as --config does.
+func (p *Plugin) recordedMetadata(cacheDir, digest string) []byte {
+	if cacheDir == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(recordPath(cacheDir, digest))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			p.log.Warn("cannot read the plugin's metadata record; loading the module", "error", err.Error())
+		}
+		return nil
+	}
+	if _, err := parseMetadata(p.path, raw); err != nil {
+		p.log.Warn("ignoring an invalid metadata record; loading the module", "error", err.Error())
+		return nil
+	}
+	return raw
+}
+
 // ReadMetadata returns the plugin's metadata as Load would, from the module's record when one
 // exists; otherwise it loads the module (which writes the record) and closes it again. The
 // module's digest pin (Options.Digest or <PREFIX>_PLUGIN_SHA256) is checked either way.
@@ -86,19 +107,14 @@ func readRecord(path, cacheDir string, o Options) (plugin.Metadata, bool, error)
 	if err != nil {
 		return plugin.Metadata{}, false, err
 	}
+	// A record that cannot be read or is not the guest's answer any more (truncated, edited):
+	// the module itself decides, and load says why it was not used.
 	raw, err := os.ReadFile(recordPath(cacheDir, digest))
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			o.Logger.Warn("cannot read the plugin's metadata record; loading the module", "plugin", pluginName(path),
-				"error", err.Error())
-		}
 		return plugin.Metadata{}, false, nil
 	}
 	m, err := parseMetadata(path, raw)
 	if err != nil {
-		// Not the guest's answer any more (truncated, edited): the module itself decides.
-		o.Logger.Warn("ignoring an invalid metadata record; loading the module", "plugin", pluginName(path),
-			"error", err.Error())
 		return plugin.Metadata{}, false, nil
 	}
 	prefix := m.EnvPrefix

@@ -67,3 +67,37 @@ func TestMetadataRecord(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, strings.HasPrefix(m.Noun, "recorded "))
 }
+
+// A hook run loads a module this node has loaded before: its metadata comes from the record, so no
+// instance is started only to ask the guest, and the compile guard's walk of every function body
+// is not repeated (the compiled code is in the cache). Without a usable record the guest is asked.
+func TestLoadTakesTheMetadataFromTheRecord(t *testing.T) {
+	ctx := context.Background()
+	path := guest(t, "pdkmock")
+	o, logs := testOptions(t)
+	o.CacheDir = filepath.Join(t.TempDir(), "cache")
+	record, err := recordFile(o.CacheDir, path)
+	require.NoError(t, err)
+
+	first := loadTest(t, path, o)
+	assert.Equal(t, uint64(1), first.nextID.Load(), "without a record the guest is asked on an instance")
+	raw, err := os.ReadFile(record)
+	require.NoError(t, err)
+	edited := strings.Replace(string(raw), `"noun":"`, `"noun":"recorded `, 1)
+	require.NoError(t, os.WriteFile(record, []byte(edited), 0o644))
+
+	p := loadTest(t, path, o)
+	assert.Zero(t, p.nextID.Load(), "no instance is started for the metadata")
+	assert.True(t, strings.HasPrefix(p.Metadata().Noun, "recorded "), "noun %q", p.Metadata().Noun)
+	require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}), "the first call starts the first instance")
+	assert.Equal(t, uint64(1), p.nextID.Load())
+	after, err := os.ReadFile(record)
+	require.NoError(t, err)
+	assert.Equal(t, edited, string(after), "a load from the record leaves it as it is")
+
+	require.NoError(t, os.WriteFile(record, []byte(`{"abi_version":1,"name":"Not A Label","env_prefix":"MOCK"}`), 0o644))
+	p = loadTest(t, path, o)
+	assert.Equal(t, uint64(1), p.nextID.Load(), "an invalid record is not used: the guest is asked")
+	assert.Equal(t, "mock", p.Metadata().Name)
+	assert.Contains(t, logs.String(), "ignoring an invalid metadata record")
+}

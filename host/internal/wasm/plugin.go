@@ -88,11 +88,20 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return nil, err
 	}
 	p.sha256, p.size = digest, len(wasmBytes)
-	if wasmBytes, err = limitStructure(path, wasmBytes); err != nil {
-		return nil, err
-	}
 	var cacheDir string
 	p.cache, cacheDir = openCache(o)
+	// This node has loaded these exact bytes before when their metadata record exists: the
+	// guest need not be asked again, and the bodies passed the compile guard's walk then.
+	record := p.recordedMetadata(cacheDir, digest)
+	if record == nil {
+		wasmBytes, err = limitStructure(path, wasmBytes)
+	} else {
+		wasmBytes, err = limitCompiledStructure(path, wasmBytes)
+	}
+	if err != nil {
+		p.Close(ctx)
+		return nil, err
+	}
 	checks := p.terminationChecks(cacheDir, digest)
 	p.runtime, err = newRuntime(ctx, o, p.cache, p, checks)
 	if err != nil {
@@ -123,7 +132,12 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	p.hasGroup = begin && end
 	p.pool = newPool(o.PoolSize, o.CallTimeout, p.newInstance)
 
-	if err := p.readMetadata(ctx, exports); err != nil {
+	if record != nil {
+		err = p.useMetadata(record, exports)
+	} else {
+		err = p.readMetadata(ctx, exports)
+	}
+	if err != nil {
 		p.Close(ctx)
 		return nil, err
 	}
@@ -135,7 +149,9 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 			}
 		}
 	}
-	p.writeRecord(cacheDir, digest)
+	if record == nil {
+		p.writeRecord(cacheDir, digest)
+	}
 	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
 	metrics.Observe(o.Metrics, metrics.PluginCompile, compileTime.Seconds(), p.name, cacheState(p.cache != nil))
 	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
@@ -155,6 +171,12 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	if err != nil {
 		return &LoadError{Path: p.path, Reason: "metadata failed", Err: err}
 	}
+	return p.useMetadata(out, exports)
+}
+
+// useMetadata checks a metadata document, the guest's answer or its record, and takes it as the
+// plugin's.
+func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefinition) error {
 	m, err := parseMetadata(p.path, out)
 	if err != nil {
 		return err

@@ -61,14 +61,32 @@ var sectionNames = [...]string{"custom", "type", "import", "function", "table", 
 // refused rather than left to the decoder, which would allocate first and fail after. Function
 // bodies' instructions are not walked: the compiler reads them from bytes already in memory.
 func limitStructure(path string, b []byte) ([]byte, error) {
+	return shapeModule(path, b, true)
+}
+
+// limitCompiledStructure is limitStructure for a module this node has loaded before (its
+// metadata record exists, see load): the function bodies' control flow, which only bounds the
+// compile, passed that load's walk and is not walked again (and with a warm cache nothing is
+// compiled). Everything else is checked and rewritten as limitStructure does, so the compiled
+// bytes, and with them the cache key, are the same.
+func limitCompiledStructure(path string, b []byte) ([]byte, error) {
+	return shapeModule(path, b, false)
+}
+
+func shapeModule(path string, b []byte, walkBodies bool) ([]byte, error) {
 	refuse := func(format string, args ...any) error {
 		return &LoadError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(b) < 8 || string(b[:8]) != "\x00asm\x01\x00\x00\x00" {
 		return b, nil // the decoder refuses the header without allocating
 	}
-	s := &structure{}
-	out := append(make([]byte, 0, len(b)+16), b[:8]...)
+	s := &structure{walkBodies: walkBodies}
+	// The sections as they will be written, then one buffer of the exact size: the module is
+	// megabytes, and every copy of it is host memory on every run.
+	parts := [][]byte{b[:8]}
+	section := func(id byte, body []byte) {
+		parts = append(parts, binary.AppendUvarint([]byte{id}, uint64(len(body))), body)
+	}
 	for pos := 8; pos < len(b); {
 		id := b[pos]
 		size, n := uvarint32(b[pos+1:])
@@ -78,20 +96,18 @@ func limitStructure(path string, b []byte) ([]byte, error) {
 		if size > uint64(len(b)-pos-1-n) {
 			return nil, refuse("section %d at offset %d declares %d bytes but only %d remain", id, pos, size, len(b)-pos-1-n)
 		}
-		section := b[pos : pos+1+n+int(size)]
+		whole := b[pos : pos+1+n+int(size)]
 		body := b[pos+1+n : pos+1+n+int(size)]
-		pos += len(section)
+		pos += len(whole)
 		if int(id) >= len(sectionNames) {
-			return nil, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(section))
+			return nil, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(whole))
 		}
 		if id == sectionTable {
 			table, err := limitTables(body)
 			if err != nil {
 				return nil, refuse("%v", err)
 			}
-			out = append(out, sectionTable)
-			out = binary.AppendUvarint(out, uint64(len(table)))
-			out = append(out, table...)
+			section(sectionTable, table)
 			continue
 		}
 		if err := s.check(id, body); err != nil {
@@ -102,13 +118,19 @@ func limitStructure(path string, b []byte) ([]byte, error) {
 		}
 		if id == sectionData {
 			if merged, ok := s.mergeData(body, len(b)); ok {
-				out = append(out, sectionData)
-				out = binary.AppendUvarint(out, uint64(len(merged)))
-				out = append(out, merged...)
+				section(sectionData, merged)
 				continue
 			}
 		}
-		out = append(out, section...)
+		parts = append(parts, whole)
+	}
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	out := make([]byte, 0, size)
+	for _, p := range parts {
+		out = append(out, p...)
 	}
 	return out, nil
 }
@@ -118,6 +140,8 @@ type structure struct {
 	functions, locals uint64
 	// importsMemory and dataCount decide whether data segments may be merged (mergeData).
 	importsMemory, dataCount bool
+	// walkBodies walks each function body's instructions (checkBody).
+	walkBodies bool
 }
 
 func (s *structure) check(id byte, body []byte) error {
@@ -211,6 +235,9 @@ func (s *structure) checkCode(r *reader) error {
 		}
 		if fn.bad {
 			return fmt.Errorf("function body %d: its locals run past its %d bytes", i, size)
+		}
+		if !s.walkBodies {
+			return nil
 		}
 		return checkBody(i, fn.b)
 	})
