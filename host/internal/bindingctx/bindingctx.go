@@ -6,10 +6,12 @@
 package bindingctx
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -34,45 +36,212 @@ func (e *Error) Error() string { return e.msg }
 
 func errorf(format string, args ...any) error { return &Error{msg: fmt.Sprintf(format, args...)} }
 
-// Read loads the contexts at path. An empty path or a blank file means no contexts.
+// Read loads the contexts at path. An empty path or a blank file means no contexts. The file is
+// decoded as it is read, never held whole (see Parse).
 func Read(path string) ([]Context, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, errorf("failed to read binding context: %v", err)
 	}
-	return Parse(data)
+	defer f.Close()
+	return decode(bufio.NewReaderSize(f, 64<<10))
 }
 
 // Parse decodes a binding-context document.
+//
+// The snapshot objects are decoded one at a time and each loses metadata.managedFields on the
+// way: the API server's field-ownership records are most of an object's size (a converged CR of
+// a few hundred bytes of spec carries several KiB of them, 30-45 KiB once decoded) and the
+// framework never reads them, so a snapshot of 5,000 CRs held whole cost the hook hundreds of
+// MiB. Everything else of every context is kept as decoded JSON (numbers as json.Number).
 func Parse(data []byte) ([]Context, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	return decode(bytes.NewReader(data))
+}
+
+func decode(r io.Reader) ([]Context, error) {
+	dec := json.NewDecoder(r)
 	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	fail := func(err error) ([]Context, error) {
 		return nil, errorf("failed to parse binding context: %v", err)
 	}
-	if dec.More() {
-		return nil, errorf("failed to parse binding context: unexpected data after the top-level value")
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return nil, nil // empty or blank
 	}
-	items, ok := doc.([]any)
-	if !ok {
-		return nil, errorf("failed to parse binding context: Shell-operator binding context must be a list")
+	if err != nil {
+		return fail(err)
 	}
-	out := make([]Context, 0, len(items))
-	for i, item := range items {
-		m, ok := item.(map[string]any)
-		if !ok {
-			return nil, errorf("failed to parse binding context: item %d is not an object", i)
+	if tok != json.Delim('[') {
+		// Still a syntax error, if there is one, before the shape.
+		if _, err := valueFrom(dec, tok); err != nil {
+			return fail(err)
 		}
-		out = append(out, Context(m))
+		return fail(errors.New("Shell-operator binding context must be a list"))
+	}
+	var out []Context
+	for i := 0; dec.More(); i++ {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		if tok != json.Delim('{') {
+			if _, err := valueFrom(dec, tok); err != nil {
+				return fail(err)
+			}
+			return fail(fmt.Errorf("item %d is not an object", i))
+		}
+		c, err := decodeContext(dec)
+		if err != nil {
+			return fail(err)
+		}
+		out = append(out, c)
+	}
+	if _, err := dec.Token(); err != nil {
+		return fail(err)
+	}
+	if dec.More() {
+		return fail(errors.New("unexpected data after the top-level value"))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after the top-level value")
+		}
+		return fail(err)
+	}
+	if out == nil {
+		out = []Context{}
 	}
 	return out, nil
+}
+
+// decodeContext decodes one context after its opening brace, the objects of its snapshots and
+// Synchronization lists one by one.
+func decodeContext(dec *json.Decoder) (Context, error) {
+	c := Context{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v any
+		switch key {
+		case "snapshots":
+			v, err = decodeSnapshots(dec)
+		case "objects":
+			v, err = decodeItems(dec)
+		case "object":
+			if err = dec.Decode(&v); err == nil {
+				dropManagedFields(v)
+			}
+		default:
+			err = dec.Decode(&v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c[key] = v
+	}
+	_, err := dec.Token() // }
+	return c, err
+}
+
+// decodeSnapshots decodes {"binding": [items]}, or whatever other value is there for the planner
+// to refuse by name.
+func decodeSnapshots(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return valueOrErr(dec, tok, err)
+	}
+	snaps := map[string]any{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		if snaps[name], err = decodeItems(dec); err != nil {
+			return nil, err
+		}
+	}
+	_, err = dec.Token() // }
+	return snaps, err
+}
+
+// decodeItems decodes a list of snapshot items ({"object": CR, "filterResult": ...} or the CR
+// itself) one item at a time, or whatever other value is there.
+func decodeItems(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('[') {
+		return valueOrErr(dec, tok, err)
+	}
+	items := []any{}
+	for dec.More() {
+		var item any
+		if err := dec.Decode(&item); err != nil {
+			return nil, err
+		}
+		dropManagedFields(item)
+		if m, ok := item.(map[string]any); ok {
+			dropManagedFields(m["object"])
+		}
+		items = append(items, item)
+	}
+	_, err = dec.Token() // ]
+	return items, err
+}
+
+// dropManagedFields removes metadata.managedFields from an object, if it is one.
+func dropManagedFields(obj any) {
+	if m, ok := obj.(map[string]any); ok {
+		if md, ok := m["metadata"].(map[string]any); ok {
+			delete(md, "managedFields")
+		}
+	}
+}
+
+func valueOrErr(dec *json.Decoder, tok json.Token, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return valueFrom(dec, tok)
+}
+
+// valueFrom decodes the rest of a value whose first token was already read.
+func valueFrom(dec *json.Decoder, tok json.Token) (any, error) {
+	switch tok {
+	case json.Delim('{'):
+		m := map[string]any{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return nil, err
+			}
+			key, _ := k.(string)
+			m[key] = v
+		}
+		_, err := dec.Token()
+		return m, err
+	case json.Delim('['):
+		l := []any{}
+		for dec.More() {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+		}
+		_, err := dec.Token()
+		return l, err
+	}
+	return tok, nil
 }
 
 // str returns a string field, "" when absent or of another type.
