@@ -101,3 +101,17 @@ func TestLoadTakesTheMetadataFromTheRecord(t *testing.T) {
 	assert.Equal(t, "mock", p.Metadata().Name)
 	assert.Contains(t, logs.String(), "ignoring an invalid metadata record")
 }
+
+// --config hashes the module through a small buffer; the digest is the one Load computes.
+func TestHashModuleIsTheLoadDigest(t *testing.T) {
+	path := guest(t, "pdkmock")
+	_, want, err := readModule(path)
+	require.NoError(t, err)
+	got, err := hashModule(path)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = hashModule(filepath.Join(t.TempDir(), "missing.wasm"))
+	var le *LoadError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), "cannot read the module")
+}
