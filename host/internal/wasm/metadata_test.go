@@ -115,3 +115,15 @@ func TestHashModuleIsTheLoadDigest(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Contains(t, err.Error(), "cannot read the module")
 }
+
+// A load returns its garbage to the operating system before compiling and once loaded, so a hook
+// run's peak RSS does not carry the module's decoding (docs/benchmarks.md, "Host-side costs").
+func TestLoadReleasesItsGarbage(t *testing.T) {
+	calls := 0
+	release := releaseMemory
+	releaseMemory = func() { calls++ }
+	t.Cleanup(func() { releaseMemory = release })
+	o, _ := testOptions(t)
+	loadTest(t, guest(t, "pdkmock"), o)
+	assert.Equal(t, 2, calls)
+}
