@@ -66,7 +66,7 @@ func TestModulesDeclaringHugeHostAllocationsAreRefused(t *testing.T) {
 func TestTableGrowthIsCappedInsideTheGuest(t *testing.T) {
 	grow := func(name string, delta int32) wasmtest.Func {
 		body := []byte{0xd0, 0x70, 0x41} // ref.null func; i32.const delta
-		body = append(body, sleb(delta)...)
+		body = append(body, wasmtest.SLEB(delta)...)
 		body = append(body, 0xfc, 0x0f, 0x00) // table.grow 0
 		return wasmtest.Func{Name: name, Results: []byte{wasmtest.I32}, Body: body}
 	}
@@ -178,16 +178,4 @@ func memoryAfterStart(t *testing.T, b []byte) []byte {
 	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
 	require.True(t, ok)
 	return slices.Clone(mem)
-}
-
-func sleb(v int32) []byte {
-	var out []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(out, c)
-		}
-		out = append(out, c|0x80)
-	}
 }

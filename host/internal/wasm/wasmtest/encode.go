@@ -142,7 +142,7 @@ func (m Module) Encode() []byte {
 			data = append(data, 0x01)
 		} else {
 			data = append(data, 0x00, 0x41)
-			data = append(data, sleb(d.Offset)...)
+			data = append(data, SLEB(d.Offset)...)
 			data = append(data, 0x0b)
 		}
 		data = append(data, uleb(uint32(len(d.Bytes)))...)
@@ -185,7 +185,8 @@ func EntryPoints() []Func {
 	return append(fs, Func{Name: "openstack_sync_abi_v1"}, Func{Name: "_initialize"})
 }
 
-func sleb(v int32) []byte {
+// SLEB is v as a signed LEB128, as constant expressions write it.
+func SLEB(v int32) []byte {
 	var out []byte
 	for {
 		c := byte(v & 0x7f)
