@@ -52,11 +52,11 @@ func Read(path string) ([]Context, error) {
 
 // Parse decodes a binding-context document.
 //
-// The snapshot objects are decoded one at a time and each loses metadata.managedFields on the
-// way: the API server's field-ownership records are most of an object's size (a converged CR of
-// a few hundred bytes of spec carries several KiB of them, 30-45 KiB once decoded) and the
-// framework never reads them, so a snapshot of 5,000 CRs held whole cost the hook hundreds of
-// MiB. Everything else of every context is kept as decoded JSON (numbers as json.Number).
+// The snapshot objects are decoded one at a time, and metadata.managedFields is read past
+// without being built: the API server's field-ownership records are most of an object's size
+// (a converged CR of a few hundred bytes of spec carries several KiB of them, 30-45 KiB once
+// decoded) and the framework never reads them, so a snapshot of 5,000 CRs held whole cost the
+// hook hundreds of MiB. Everything else of every context is kept as decoded JSON (numbers as json.Number).
 func Parse(data []byte) ([]Context, error) {
 	return decode(bytes.NewReader(data))
 }
@@ -134,9 +134,7 @@ func decodeContext(dec *json.Decoder) (Context, error) {
 		case "objects":
 			v, err = decodeItems(dec)
 		case "object":
-			if err = dec.Decode(&v); err == nil {
-				dropManagedFields(v)
-			}
+			v, err = decodeObject(dec, 1)
 		default:
 			err = dec.Decode(&v)
 		}
@@ -180,13 +178,9 @@ func decodeItems(dec *json.Decoder) (any, error) {
 	}
 	items := []any{}
 	for dec.More() {
-		var item any
-		if err := dec.Decode(&item); err != nil {
+		item, err := decodeObject(dec, 0)
+		if err != nil {
 			return nil, err
-		}
-		dropManagedFields(item)
-		if m, ok := item.(map[string]any); ok {
-			dropManagedFields(m["object"])
 		}
 		items = append(items, item)
 	}
@@ -194,13 +188,67 @@ func decodeItems(dec *json.Decoder) (any, error) {
 	return items, err
 }
 
-// dropManagedFields removes metadata.managedFields from an object, if it is one.
-func dropManagedFields(obj any) {
-	if m, ok := obj.(map[string]any); ok {
-		if md, ok := m["metadata"].(map[string]any); ok {
-			delete(md, "managedFields")
-		}
+// decodeObject decodes an object whose metadata.managedFields is read past, never built: a
+// snapshot item (depth 0), whose "object" member is the CR it wraps (depth 1), or a CR itself.
+// Any other shape is decoded as it is, for the planner and resource to judge.
+func decodeObject(dec *json.Decoder, depth int) (any, error) {
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return valueOrErr(dec, tok, err)
 	}
+	m := map[string]any{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v any
+		switch {
+		case key == "metadata":
+			v, err = decodeMetadata(dec)
+		case key == "object" && depth == 0:
+			v, err = decodeObject(dec, 1)
+		default:
+			err = dec.Decode(&v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		m[key] = v
+	}
+	_, err = dec.Token() // }
+	return m, err
+}
+
+// decodeMetadata decodes an object's metadata without its managedFields.
+func decodeMetadata(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return valueOrErr(dec, tok, err)
+	}
+	md := map[string]any{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if key == "managedFields" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		md[key] = v
+	}
+	_, err = dec.Token() // }
+	return md, err
 }
 
 func valueOrErr(dec *json.Decoder, tok json.Token, err error) (any, error) {
