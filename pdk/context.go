@@ -61,6 +61,7 @@ func newContext(h host, cache map[string]any) *Context {
 func init() {
 	testhook.NewContext = func(h any, cache map[string]any) any { return newContext(h.(host), cache) }
 	testhook.HostOf = func(ctx any) any { return ctx.(*Context).host }
+	testhook.SlowDecodes = slowDecodes.Load
 	testhook.DecodeReconcile = func(input []byte) (any, error) {
 		var msg reconcileMessage
 		err := decodeReconcile(input, &msg, registered != nil && registered.Metadata.SkipStatus)

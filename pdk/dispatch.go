@@ -136,7 +136,7 @@ func toWire(err error) *wire.Error {
 func decodeResponse(raw []byte) (*Response, error) {
 	head, body, _ := bytes.Cut(raw, []byte{'\n'})
 	var w wire.OpenStackResponse
-	if err := json.Unmarshal(head, &w); err != nil {
+	if err := decodeJSON(head, &w, false); err != nil {
 		return nil, fmt.Errorf("decoding the host's openstack_request answer: %w", err)
 	}
 	if w.Error != nil {

@@ -220,6 +220,7 @@ func TestServiceClientTypedErrorsAndEncoding(t *testing.T) {
 }
 
 func TestDecodeResponse(t *testing.T) {
+	slow := slowDecodes.Load()
 	resp, err := decodeResponse([]byte("{\"status\":200,\"headers\":{\"X\":[\"y\"]}}\n{\"a\":\n1}"))
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
@@ -239,6 +240,7 @@ func TestDecodeResponse(t *testing.T) {
 	require.ErrorAs(t, err, &he)
 	assert.True(t, IsPermanent(err))
 	assert.Equal(t, "grant_denied", he.Kind)
+	assert.Equal(t, slow, slowDecodes.Load(), "the host's heads take the PDK's own decoder, never encoding/json")
 
 	_, err = decodeResponse([]byte(`{`))
 	assert.Error(t, err)

@@ -198,7 +198,7 @@ func decodeReconcile(input []byte, msg *reconcileMessage, skipStatus bool) error
 func decodeReconcileMembers(input []byte, msg *reconcileMessage, skipStatus bool) error {
 	members, err := splitObject(input)
 	if err != nil {
-		return json.Unmarshal(input, msg)
+		return slowUnmarshal(input, msg)
 	}
 	for key, raw := range members {
 		switch key {
@@ -218,7 +218,7 @@ func decodeReconcileMembers(input []byte, msg *reconcileMessage, skipStatus bool
 					break
 				}
 			}
-			err = json.Unmarshal(raw, &msg.Status)
+			err = slowUnmarshal(raw, &msg.Status)
 		default:
 			// encoding/json matches keys case-insensitively; let it judge what this is.
 			err = errUnexpected
@@ -226,10 +226,16 @@ func decodeReconcileMembers(input []byte, msg *reconcileMessage, skipStatus bool
 		if err != nil {
 			// The whole input again, so the error reads as it always did.
 			*msg = reconcileMessage{}
-			return json.Unmarshal(input, msg)
+			return slowUnmarshal(input, msg)
 		}
 	}
 	return nil
+}
+
+// slowUnmarshal is json.Unmarshal, counted as a decode the PDK's own decoders did not take.
+func slowUnmarshal(b []byte, v any) error {
+	slowDecodes.Add(1)
+	return json.Unmarshal(b, v)
 }
 
 // decodePrune decodes the host's prune input, each desired spec kept as the slice of the input it
@@ -237,12 +243,12 @@ func decodeReconcileMembers(input []byte, msg *reconcileMessage, skipStatus bool
 func decodePrune(input []byte, msg *pruneMessage) error {
 	members, err := splitObject(input)
 	if err != nil {
-		return json.Unmarshal(input, msg)
+		return slowUnmarshal(input, msg)
 	}
 	for key, raw := range members {
 		switch key {
 		case "abi_version":
-			err = json.Unmarshal(raw, &msg.ABIVersion)
+			err = decodeJSON(raw, &msg.ABIVersion, false)
 		case "credentials":
 			err = decodeJSON(raw, &msg.Credentials, false)
 		case "desired_specs":
@@ -250,13 +256,13 @@ func decodePrune(input []byte, msg *pruneMessage) error {
 				msg.DesiredSpecs, err = splitArray(raw)
 			}
 		case "authoritative_empty":
-			err = json.Unmarshal(raw, &msg.AuthoritativeEmpty)
+			err = decodeJSON(raw, &msg.AuthoritativeEmpty, false)
 		default:
 			err = errUnexpected
 		}
 		if err != nil {
 			*msg = pruneMessage{}
-			return json.Unmarshal(input, msg)
+			return slowUnmarshal(input, msg)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // DecodeJSON decodes data into v (a non-nil pointer) exactly as json.Unmarshal does, on the PDK's
@@ -28,6 +29,7 @@ func decodeJSON(b []byte, v any, disallowUnknown bool) error {
 	if decodeTypedPlain(b, v, disallowUnknown) {
 		return nil
 	}
+	slowDecodes.Add(1)
 	if !disallowUnknown {
 		return json.Unmarshal(b, v)
 	}
@@ -35,6 +37,10 @@ func decodeJSON(b []byte, v any, disallowUnknown bool) error {
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }
+
+// slowDecodes counts the values handed to encoding/json, for tests that hold a plugin's hot path
+// to the PDK's own decoders (pdktest.SlowDecodes).
+var slowDecodes atomic.Int64
 
 // decodeTypedPlain reports whether it decoded b into v; when it did not, v is untouched.
 func decodeTypedPlain(b []byte, v any, disallowUnknown bool) bool {
@@ -346,7 +352,11 @@ func (d *typedDecoder) structInto(v reflect.Value, depth int) bool {
 			}
 			return d.skip(depth + 1)
 		}
-		fv := v.Field(f)
+		path := fields.index[f]
+		fv := v.Field(path[0])
+		for _, i := range path[1:] {
+			fv = fv.Field(i)
+		}
 		if !fv.IsZero() {
 			// A repeated key: encoding/json decodes into what the first one left.
 			return false
@@ -356,23 +366,25 @@ func (d *typedDecoder) structInto(v reflect.Value, depth int) bool {
 }
 
 // plainFields is a struct's fields as encoding/json names them, for the structs it treats
-// plainly: no embedded fields, no ",string" option, ASCII names, no two fields of one name.
+// plainly: embedded structs only without a name of their own, no ",string" option, ASCII names,
+// no two fields of one name (ignoring case) at any depth.
 type plainFields struct {
 	names [][]byte
-	index []int
+	index [][]int // the field's index path, through embedded structs
 }
 
 // lookup finds the field for key as encoding/json does: the exact name, else the first field
-// whose name equals it under Unicode case folding (bytes.EqualFold, encoding/json's rule).
+// whose name equals it under Unicode case folding (bytes.EqualFold, encoding/json's rule); -1
+// when there is none.
 func (p *plainFields) lookup(key []byte) int {
 	for i, n := range p.names {
 		if bytes.Equal(n, key) {
-			return p.index[i]
+			return i
 		}
 	}
 	for i, n := range p.names {
 		if bytes.EqualFold(n, key) {
-			return p.index[i]
+			return i
 		}
 	}
 	return -1
@@ -392,13 +404,18 @@ func structFields(t reflect.Type) (*plainFields, bool) {
 
 func computeFields(t reflect.Type) *plainFields {
 	p := &plainFields{}
-	seen := map[string]bool{}
+	if !p.add(t, nil, map[string]bool{}) {
+		return nil
+	}
+	return p
+}
+
+// add records t's fields under the index path prefix, promoting the fields of embedded structs
+// as encoding/json does; it answers false for what it leaves to encoding/json.
+func (p *plainFields) add(t reflect.Type, prefix []int, seen map[string]bool) bool {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if f.Anonymous {
-			return nil
-		}
-		if !f.IsExported() {
+		if !f.Anonymous && !f.IsExported() {
 			continue
 		}
 		tag := f.Tag.Get("json")
@@ -407,32 +424,45 @@ func computeFields(t reflect.Type) *plainFields {
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		if strings.Contains(","+opts+",", ",string,") {
-			return nil
+			return false
 		}
 		for j := range len(name) {
 			if name[j] >= 0x80 {
-				return nil // encoding/json's rules for these need Unicode folding
+				return false // encoding/json's rules for these need Unicode folding
 			}
 		}
-		if name == "" || !validTagName(name) {
+		if !validTagName(name) {
+			name = ""
+		}
+		index := append(append([]int(nil), prefix...), i)
+		if f.Anonymous {
+			// An embedded struct without a name of its own has its fields promoted; pointers
+			// (allocated, or refused when unexported) and every other embedding stay
+			// encoding/json's.
+			if name != "" || f.Type.Kind() != reflect.Struct || !p.add(f.Type, index, seen) {
+				return false
+			}
+			continue
+		}
+		if name == "" {
 			name = f.Name
 		}
 		for j := range len(name) {
 			if name[j] >= 0x80 {
-				return nil
+				return false
 			}
 		}
 		folded := strings.ToLower(name)
 		if seen[folded] {
-			// Same name (encoding/json drops both) or same but for case (it picks one by
-			// rules not worth copying): leave the type to encoding/json.
-			return nil
+			// Same name (encoding/json drops both, or a shallower one wins) or same but for
+			// case (it picks one by rules not worth copying): leave the type to encoding/json.
+			return false
 		}
 		seen[folded] = true
 		p.names = append(p.names, []byte(name))
-		p.index = append(p.index, i)
+		p.index = append(p.index, index)
 	}
-	return p
+	return true
 }
 
 // validTagName is encoding/json's rule for a usable tag name.

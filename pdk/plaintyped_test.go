@@ -63,6 +63,37 @@ type plainEmbedded struct {
 	X string `json:"x"`
 }
 
+// Embedded structs: promoted fields (plainEmbedded, plainEmbedDeep, plainEmbedExported) take the
+// fast path; a conflict, a pointer or a named embedding is encoding/json's.
+type plainEmbedConflict struct {
+	plainInner
+	Name string `json:"name"`
+}
+
+type plainEmbedPtr struct {
+	*plainInner
+	X string `json:"x"`
+}
+
+type plainEmbedTagged struct {
+	plainInner `json:"inner"`
+	X          string `json:"x"`
+}
+
+type plainEmbedDeep struct {
+	plainEmbedded
+	Y int `json:"y"`
+}
+
+type PlainExported struct {
+	Z string `json:"z"`
+}
+
+type plainEmbedExported struct {
+	PlainExported
+	W bool `json:"w"`
+}
+
 type plainCase struct {
 	Name string `json:"name"`
 	NAME string `json:"NAME"`
@@ -100,6 +131,11 @@ func checkAllTyped(t *testing.T, input []byte) {
 		checkTyped[plainWithCustom](t, input, strict)
 		checkTyped[plainEmbedded](t, input, strict)
 		checkTyped[plainCase](t, input, strict)
+		checkTyped[plainEmbedConflict](t, input, strict)
+		checkTyped[plainEmbedPtr](t, input, strict)
+		checkTyped[plainEmbedTagged](t, input, strict)
+		checkTyped[plainEmbedDeep](t, input, strict)
+		checkTyped[plainEmbedExported](t, input, strict)
 		checkTyped[[]plainInner](t, input, strict)
 		checkTyped[map[string]plainInner](t, input, strict)
 		checkTyped[any](t, input, strict)
@@ -133,6 +169,13 @@ func TestDecodeTypedPlainMatchesEncodingJSON(t *testing.T) {
 	require.True(t, decodeTypedPlain([]byte(`{"things":[{"name":"caf\u00e9"}],"next":"http://x/v1/things?limit=1\u0026marker=a"}`), &page, false))
 	assert.Equal(t, "http://x/v1/things?limit=1&marker=a", page.Next)
 	assert.Equal(t, "café", page.Items[0].Name)
+	// Embedded structs' promoted fields (the lifecycle's shared spec fields) take it too.
+	var deep plainEmbedDeep
+	require.True(t, decodeTypedPlain([]byte(`{"name":"n","count":2,"args":{"a":1},"x":"q","y":3}`), &deep, true))
+	assert.Equal(t, plainEmbedDeep{plainEmbedded: plainEmbedded{plainInner: plainInner{Name: "n", Count: 2, Args: map[string]any{"a": 1.0}}, X: "q"}, Y: 3}, deep)
+	var exported plainEmbedExported
+	require.True(t, decodeTypedPlain([]byte(`{"Z":"z","w":true}`), &exported, true))
+	assert.Equal(t, "z", exported.Z)
 	// json.RawMessage is kept as its text, a copy of it, on the fast path.
 	input := []byte(`{"raw": {"a" : [1, "\u0026"]} ,"f32":null}`)
 	var custom plainWithCustom

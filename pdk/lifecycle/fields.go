@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/openstack-sync/openstack-sync/pdk"
 )
 
 // Import is spec.import: exactly one of ID and Filter.
@@ -32,7 +34,7 @@ type Fields[R, F any] struct {
 func DecodeFields[R, F any](spec json.RawMessage, status map[string]any) (*Fields[R, F], error) {
 	f := &Fields[R, F]{}
 	if len(spec) > 0 {
-		if err := json.Unmarshal(spec, &f.Spec); err != nil {
+		if err := pdk.DecodeJSON(spec, &f.Spec); err != nil {
 			return nil, fmt.Errorf("spec: %w", err)
 		}
 	}

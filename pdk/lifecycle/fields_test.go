@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 func TestDecodeFields(t *testing.T) {
@@ -38,7 +39,11 @@ func TestDecodeFields(t *testing.T) {
 		{name: "not JSON", spec: `[`, err: "spec:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			slow := pdktest.SlowDecodes()
 			f, err := lifecycle.DecodeFields[widgetSpec, widgetFilter](json.RawMessage(tc.spec), tc.status)
+			if tc.spec != "[" {
+				assert.Equal(t, slow, pdktest.SlowDecodes(), "a plain spec takes the PDK's own decoder")
+			}
 			if tc.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.err)

@@ -108,3 +108,9 @@ func BenchmarkGroup(b *testing.B, h *Replay, inputs [][]byte, newCache func() ma
 	b.ReportMetric(float64(CPUClock()-cpu)/1e3/float64(b.N)/n, "cpu-µs/CR")
 	b.ReportMetric(float64(h.Requests)/n, "requests/CR")
 }
+
+// SlowDecodes returns how many JSON values the PDK has decoded with encoding/json instead of its
+// own decoders since the process started (input it does not take: see docs/pdk.md, "What the
+// sandbox gives you"). A plugin's test can hold its converged path to none: in the sandbox
+// encoding/json costs several times as much.
+func SlowDecodes() int64 { return testhook.SlowDecodes() }

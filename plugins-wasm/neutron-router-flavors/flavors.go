@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -115,7 +114,7 @@ type profile struct {
 // also makes the profile unowned.
 func (p profile) metaInfo() map[string]any {
 	var m map[string]any
-	if json.Unmarshal([]byte(p.Metainfo), &m) != nil || m == nil {
+	if pdk.DecodeJSON([]byte(p.Metainfo), &m) != nil || m == nil {
 		return map[string]any{}
 	}
 	return m

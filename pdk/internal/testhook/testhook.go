@@ -14,3 +14,6 @@ var HostOf func(ctx any) any
 // DecodeReconcile decodes a host reconcile input as the wasm entry point does and returns the
 // *pdk.ReconcileRequest, so benchmarks measure the guest's own decoding path.
 var DecodeReconcile func(input []byte) (any, error)
+
+// SlowDecodes returns how many JSON values the PDK has handed to encoding/json so far.
+var SlowDecodes func() int64
