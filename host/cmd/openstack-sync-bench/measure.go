@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 	"time"
 )
@@ -48,8 +49,24 @@ func runChild(args []string) usage {
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// A stopped harness stops the launcher with SIGTERM (measured): the hook must not outlive it.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(signals)
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan struct{})
+		go func() {
+			select {
+			case sig := <-signals:
+				cmd.Process.Signal(sig)
+			case <-done:
+			}
+		}()
+		err = cmd.Wait()
+		close(done)
+	}
 	u := usage{Wall: time.Since(start)}
 	if cmd.ProcessState == nil {
 		u.Err = err.Error()
@@ -76,6 +93,10 @@ func measured(ctx context.Context, env []string, stdout, stderr io.Writer, name 
 	defer r.Close()
 	cmd := exec.CommandContext(ctx, self, append([]string{launchArg, name}, args...)...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr
+	// SIGTERM, which the launcher passes on to the hook, rather than a SIGKILL that would leave
+	// the hook running on its own.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	cmd.ExtraFiles = []*os.File{w}
 	err = cmd.Start()
 	w.Close()

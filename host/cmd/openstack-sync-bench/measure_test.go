@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,4 +50,29 @@ func TestMeasuredReportsExitAndOutput(t *testing.T) {
 
 	_, err = measured(t.Context(), nil, nil, nil, "/nonexistent/binary")
 	assert.ErrorContains(t, err, "/nonexistent/binary")
+}
+
+// A stopped harness stops the hook too: the launcher passes the SIGTERM on instead of leaving the
+// hook running on its own.
+func TestAStoppedMeasurementStopsTheProcess(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	_, _ = measured(ctx, nil, nil, nil, "/bin/sh", "-c", `echo $$ > `+pidFile+`; exec sleep 60`)
+	assert.Less(t, time.Since(start), 20*time.Second, "the measurement returned when stopped")
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 5*time.Second, 50*time.Millisecond,
+		"the measured process %d is gone", pid)
 }
