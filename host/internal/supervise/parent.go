@@ -1,7 +1,7 @@
 package supervise
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -79,7 +79,7 @@ func Run(ctx context.Context, c Config) int {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
-	r, w, err := os.Pipe()
+	r, w, err := newReportPipe()
 	if err != nil {
 		c.Log.Warn("cannot start the supervised hook process; running the pass in this process with termination checks",
 			"error", err.Error())
@@ -102,8 +102,8 @@ func Run(ctx context.Context, c Config) int {
 			"error", err.Error())
 		return c.Unsupervised(ctx)
 	}
-	reports := make(chan report, 64)
-	go readReports(r, reports)
+	reports := make(chan []report, 4)
+	go readReports(r, reports, readPause)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
@@ -116,17 +116,19 @@ func Run(ctx context.Context, c Config) int {
 	)
 	for {
 		select {
-		case rep, ok := <-reports:
+		case batch, ok := <-reports:
 			if !ok {
 				reports = nil
 				continue
 			}
-			if rep.begin {
-				if rep.call.Timeout >= 0 {
-					calls[rep.id] = openCall{call: rep.call, due: rep.at.Add(rep.call.Timeout + Grace(rep.call.Timeout))}
+			for _, rep := range batch {
+				if rep.begin {
+					if rep.call.Timeout >= 0 {
+						calls[rep.id] = openCall{call: rep.call, due: rep.at.Add(rep.call.Timeout + Grace(rep.call.Timeout))}
+					}
+				} else {
+					delete(calls, rep.id)
 				}
-			} else {
-				delete(calls, rep.id)
 			}
 			rearm(timer, calls)
 		case <-timer.C:
@@ -218,41 +220,78 @@ type report struct {
 	at    time.Time
 }
 
-// readReports parses the child's lines until the pipe closes. A line it cannot read is
-// skipped: the child is the same binary, so it can only be a bug, and the deadline of every
-// call it did read still holds.
-func readReports(r io.Reader, out chan<- report) {
+// readPause is how long the reader waits after each read, so that the reports of many short
+// calls arrive in one read: a converged CR is about one call of a millisecond, and waking the
+// parent for each of its two lines cost more CPU than the child's writes (docs/benchmarks.md).
+// The pipe holds far more than the child can write meanwhile, and a report read late by this
+// much only moves a deadline by a fraction of the grace.
+const readPause = 50 * time.Millisecond
+
+// readReports parses the child's lines until the pipe closes and sends them in batches, one per
+// read. A line it cannot read is skipped: the child is the same binary, so it can only be a bug,
+// and the deadline of every call it did read still holds.
+func readReports(r io.Reader, out chan<- []report, pause time.Duration) {
 	defer close(out)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, maxLine), maxLine)
-	for sc.Scan() {
+	buf := make([]byte, 64<<10)
+	var pending []byte
+	for {
+		n, err := r.Read(buf)
 		at := time.Now()
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) < 2 {
-			continue
+		if n > 0 {
+			data := append(pending, buf[:n]...)
+			var batch []report
+			for {
+				i := bytes.IndexByte(data, '\n')
+				if i < 0 {
+					break
+				}
+				if rep, ok := parseReport(string(data[:i]), at); ok {
+					batch = append(batch, rep)
+				}
+				data = data[i+1:]
+			}
+			if len(data) > maxLine {
+				data = nil // not a report; the next newline starts a fresh line
+			}
+			pending = append(pending[:0], data...)
+			if len(batch) > 0 {
+				out <- batch
+			}
 		}
-		id, err := strconv.ParseUint(f[1], 10, 64)
 		if err != nil {
-			continue
+			return
 		}
-		switch {
-		case f[0] == "E":
-			out <- report{id: id, at: at}
-		case f[0] == "B" && len(f) == 6:
-			ns, err := strconv.ParseInt(f[2], 10, 64)
-			if err != nil {
-				continue
-			}
-			// The child counts what is left of a deadline it set a moment before: rounded, it
-			// reads as the configured timeout in the log.
-			timeout := time.Duration(ns)
-			if timeout > 0 {
-				timeout = timeout.Round(time.Millisecond)
-			}
-			out <- report{begin: true, id: id, at: at,
-				call: Overrun{Timeout: timeout, Plugin: f[3], Entry: f[4], Object: f[5]}}
-		}
+		time.Sleep(pause)
 	}
+}
+
+func parseReport(line string, at time.Time) (report, bool) {
+	f := strings.Split(line, "\t")
+	if len(f) < 2 {
+		return report{}, false
+	}
+	id, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return report{}, false
+	}
+	switch {
+	case f[0] == "E":
+		return report{id: id, at: at}, true
+	case f[0] == "B" && len(f) == 6:
+		ns, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return report{}, false
+		}
+		// The child counts what is left of a deadline it set a moment before: rounded, it
+		// reads as the configured timeout in the log.
+		timeout := time.Duration(ns)
+		if timeout > 0 {
+			timeout = timeout.Round(time.Millisecond)
+		}
+		return report{begin: true, id: id, at: at,
+			call: Overrun{Timeout: timeout, Plugin: f[3], Entry: f[4], Object: f[5]}}, true
+	}
+	return report{}, false
 }
 
 func orEnviron(env []string) []string {

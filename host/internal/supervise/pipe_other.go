@@ -16,4 +16,6 @@ func openReportPipe() (*os.File, error) {
 	return nil, fmt.Errorf("%s is set, but the hook's supervisor runs only on Linux; the variable is internal: unset it", EnvChild)
 }
 
+func newReportPipe() (r, w *os.File, err error) { return os.Pipe() }
+
 func parentDeathSignal() *syscall.SysProcAttr { return nil }

@@ -43,8 +43,8 @@ func TestReportsRoundTrip(t *testing.T) {
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	rep := &Reporter{f: w}
-	reports := make(chan report, 8)
-	go readReports(r, reports)
+	batches := make(chan []report, 8)
+	go readReports(r, batches, time.Millisecond)
 
 	a := rep.Begin("mock", "reconcile", "ns/a\tb\nc", time.Now().Add(3*time.Second))
 	b := rep.Begin("mock", "_initialize", "", time.Time{})
@@ -53,8 +53,8 @@ func TestReportsRoundTrip(t *testing.T) {
 	w.Close()
 
 	var got []report
-	for rp := range reports {
-		got = append(got, rp)
+	for batch := range batches {
+		got = append(got, batch...)
 	}
 	require.Len(t, got, 4)
 	assert.True(t, got[0].begin)
