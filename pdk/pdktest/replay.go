@@ -114,3 +114,21 @@ func BenchmarkGroup(b *testing.B, h *Replay, inputs [][]byte, newCache func() ma
 // sandbox gives you"). A plugin's test can hold its converged path to none: in the sandbox
 // encoding/json costs several times as much.
 func SlowDecodes() int64 { return testhook.SlowDecodes() }
+
+// RequireNoSlowDecodes reconciles inputs as one credential group on h (as BenchmarkGroup does,
+// failing t when a CR errs or gets notes) and fails t when any value of the pass went to
+// encoding/json: a plugin's test holds its converged path to the PDK's decoders with it.
+func RequireNoSlowDecodes(t testing.TB, h Backend, inputs [][]byte) {
+	t.Helper()
+	cache := map[string]any{}
+	slow := SlowDecodes()
+	for i, in := range inputs {
+		notes, err := ReconcileInput(h, cache, in)
+		if err != nil || len(notes) > 0 {
+			t.Fatalf("CR %d is not converged: %v %v", i, err, notes)
+		}
+	}
+	if n := SlowDecodes() - slow; n != 0 {
+		t.Errorf("%d JSON values of a converged pass over %d CRs went to encoding/json", n, len(inputs))
+	}
+}

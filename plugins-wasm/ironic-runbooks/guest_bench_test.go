@@ -91,15 +91,5 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 // list pages with their escaped next links, each listed runbook) stays on the PDK's decoders.
 func TestConvergedGroupNeverDecodesWithEncodingJSON(t *testing.T) {
 	h, inputs := convergedGroup(250)
-	cache := map[string]any{}
-	slow := pdktest.SlowDecodes()
-	for _, in := range inputs {
-		notes, err := pdktest.ReconcileInput(h, cache, in)
-		if err != nil || len(notes) > 0 {
-			t.Fatalf("a converged CR: %v %v", err, notes)
-		}
-	}
-	if got := pdktest.SlowDecodes() - slow; got != 0 {
-		t.Errorf("%d values went to encoding/json", got)
-	}
+	pdktest.RequireNoSlowDecodes(t, h, inputs)
 }

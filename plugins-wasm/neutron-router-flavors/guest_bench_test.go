@@ -46,15 +46,5 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 // decoders.
 func TestConvergedGroupNeverDecodesWithEncodingJSON(t *testing.T) {
 	h, inputs := convergedGroup(20)
-	cache := map[string]any{}
-	slow := pdktest.SlowDecodes()
-	for _, in := range inputs {
-		notes, err := pdktest.ReconcileInput(h, cache, in)
-		if err != nil || len(notes) > 0 {
-			t.Fatalf("a converged CR: %v %v", err, notes)
-		}
-	}
-	if got := pdktest.SlowDecodes() - slow; got != 0 {
-		t.Errorf("%d values went to encoding/json", got)
-	}
+	pdktest.RequireNoSlowDecodes(t, h, inputs)
 }
