@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -321,8 +322,21 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 // would keep resident for the rest of a hook run, under the compiled code and every instance's
 // memory: freed twice during a load (before the compile and after it), a converged single-CR
 // run's peak RSS fell from 58-64 to 52 MiB for about 2 ms of CPU (docs/benchmarks.md, "Host-side
-// costs"). Each hook run is a process of its own, so nothing else pays for it.
-var releaseMemory = debug.FreeOSMemory
+// costs"). Each hook run is a process of its own, so nothing else pays for it. A forced
+// collection marks the whole live heap, though: past releaseBelow (a large binding context
+// already read) the garbage is a small part of the process and the marking is not, so it is
+// left to the collector's own pace.
+var releaseMemory = func() {
+	live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(live)
+	if live[0].Value.Kind() == rtmetrics.KindUint64 && live[0].Value.Uint64() > releaseBelow {
+		return
+	}
+	debug.FreeOSMemory()
+}
+
+// releaseBelow is the live heap up to which releaseMemory collects.
+const releaseBelow = 16 << 20
 
 // minStartTimeout is the least time an instance gets to start; see newInstance.
 const minStartTimeout = 10 * time.Second
