@@ -121,29 +121,19 @@ func decode(r io.Reader) ([]Context, error) {
 // Synchronization lists one by one.
 func decodeContext(dec *json.Decoder) (Context, error) {
 	c := Context{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v any
+	err := members(dec, func(key string) (err error) {
 		switch key {
 		case "snapshots":
-			v, err = decodeSnapshots(dec)
+			c[key], err = decodeSnapshots(dec)
 		case "objects":
-			v, err = decodeItems(dec)
+			c[key], err = decodeItems(dec)
 		case "object":
-			v, err = decodeObject(dec, 1)
+			c[key], err = decodeObject(dec, 1)
 		default:
-			err = dec.Decode(&v)
+			c[key], err = decodeAny(dec)
 		}
-		if err != nil {
-			return nil, err
-		}
-		c[key] = v
-	}
-	_, err := dec.Token() // }
+		return err
+	})
 	return c, err
 }
 
@@ -155,17 +145,10 @@ func decodeSnapshots(dec *json.Decoder) (any, error) {
 		return valueOrErr(dec, tok, err)
 	}
 	snaps := map[string]any{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		name, _ := tok.(string)
-		if snaps[name], err = decodeItems(dec); err != nil {
-			return nil, err
-		}
-	}
-	_, err = dec.Token() // }
+	err = members(dec, func(name string) (err error) {
+		snaps[name], err = decodeItems(dec)
+		return err
+	})
 	return snaps, err
 }
 
@@ -176,16 +159,7 @@ func decodeItems(dec *json.Decoder) (any, error) {
 	if err != nil || tok != json.Delim('[') {
 		return valueOrErr(dec, tok, err)
 	}
-	items := []any{}
-	for dec.More() {
-		item, err := decodeObject(dec, 0)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, item)
-	}
-	_, err = dec.Token() // ]
-	return items, err
+	return elements(dec, func() (any, error) { return decodeObject(dec, 0) })
 }
 
 // decodeObject decodes an object whose metadata.managedFields is read past, never built: a
@@ -197,27 +171,17 @@ func decodeObject(dec *json.Decoder, depth int) (any, error) {
 		return valueOrErr(dec, tok, err)
 	}
 	m := map[string]any{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v any
+	err = members(dec, func(key string) (err error) {
 		switch {
 		case key == "metadata":
-			v, err = decodeMetadata(dec)
+			m[key], err = decodeMetadata(dec)
 		case key == "object" && depth == 0:
-			v, err = decodeObject(dec, 1)
+			m[key], err = decodeObject(dec, 1)
 		default:
-			err = dec.Decode(&v)
+			m[key], err = decodeAny(dec)
 		}
-		if err != nil {
-			return nil, err
-		}
-		m[key] = v
-	}
-	_, err = dec.Token() // }
+		return err
+	})
 	return m, err
 }
 
@@ -228,27 +192,52 @@ func decodeMetadata(dec *json.Decoder) (any, error) {
 		return valueOrErr(dec, tok, err)
 	}
 	md := map[string]any{}
+	err = members(dec, func(key string) (err error) {
+		if key == "managedFields" {
+			var skip json.RawMessage
+			return dec.Decode(&skip)
+		}
+		md[key], err = decodeAny(dec)
+		return err
+	})
+	return md, err
+}
+
+// members reads an object's members up to and including its closing brace; member reads the
+// value of each.
+func members(dec *json.Decoder, member func(key string) error) error {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		key, _ := tok.(string)
-		if key == "managedFields" {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, err
-			}
-			continue
+		if err := member(key); err != nil {
+			return err
 		}
-		var v any
-		if err := dec.Decode(&v); err != nil {
+	}
+	_, err := dec.Token()
+	return err
+}
+
+// elements reads a list's elements up to and including its closing bracket.
+func elements(dec *json.Decoder, element func() (any, error)) ([]any, error) {
+	l := []any{}
+	for dec.More() {
+		v, err := element()
+		if err != nil {
 			return nil, err
 		}
-		md[key] = v
+		l = append(l, v)
 	}
-	_, err = dec.Token() // }
-	return md, err
+	_, err := dec.Token()
+	return l, err
+}
+
+func decodeAny(dec *json.Decoder) (any, error) {
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }
 
 func valueOrErr(dec *json.Decoder, tok json.Token, err error) (any, error) {
@@ -263,31 +252,13 @@ func valueFrom(dec *json.Decoder, tok json.Token) (any, error) {
 	switch tok {
 	case json.Delim('{'):
 		m := map[string]any{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return nil, err
-			}
-			key, _ := k.(string)
-			m[key] = v
-		}
-		_, err := dec.Token()
+		err := members(dec, func(key string) (err error) {
+			m[key], err = decodeAny(dec)
+			return err
+		})
 		return m, err
 	case json.Delim('['):
-		l := []any{}
-		for dec.More() {
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return nil, err
-			}
-			l = append(l, v)
-		}
-		_, err := dec.Token()
-		return l, err
+		return elements(dec, func() (any, error) { return decodeAny(dec) })
 	}
 	return tok, nil
 }
