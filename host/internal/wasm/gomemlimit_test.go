@@ -39,28 +39,3 @@ func TestGuestMemoryLimit(t *testing.T) {
 		assert.Equal(t, tc.want, guestMemoryLimit(tc.pages), "%d pages", tc.pages)
 	}
 }
-
-// A Go guest with room in its sandbox does not collect at Go's default heap goal (twice the live
-// heap): 24 MiB of garbage with 1 MiB live would be a dozen collections at GOGC=100, none with
-// GOGC=off under the sandbox's GOMEMLIMIT. Collections cost a guest's calls most of their time
-// when a group holds a large list (docs/benchmarks.md).
-func TestGoGuestCollectsOnlyNearItsLimit(t *testing.T) {
-	p := loadTest(t, guest(t, "pdkmock"), func() Options {
-		o, _ := testOptions(t)
-		o.MemoryLimitPages = 512
-		return o
-	}())
-	ctx := context.Background()
-	cache, err := p.NewCache(ctx)
-	require.NoError(t, err)
-	defer cache.Close(ctx)
-	res, err := p.Reconcile(ctx, &fakeSession{}, cache, crRequest("churn",
-		map[string]any{"action": "churn", "count": 1, "size": 24}))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"collections=0"}, res.Notes)
-}
-
-func TestGuestGCPercent(t *testing.T) {
-	assert.Equal(t, "off", guestGCPercent(512), "a sandbox with a memory limit")
-	assert.Equal(t, "100", guestGCPercent(64), "no memory limit: the default, or it would never collect")
-}

@@ -288,8 +288,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		WithSysNanotime().
 		WithNanosleep(guestSleep).
 		WithRandSource(rand.Reader).
-		WithEnv("GOMEMLIMIT", guestMemoryLimit(p.opts.MemoryLimitPages)).
-		WithEnv("GOGC", guestGCPercent(p.opts.MemoryLimitPages))
+		WithEnv("GOMEMLIMIT", guestMemoryLimit(p.opts.MemoryLimitPages))
 	// Starting an instance (the guest runtime's _initialize) is bounded too, but never tighter
 	// than minStartTimeout: on a loaded node a Go guest's start can take hundreds of milliseconds,
 	// and a short CallTimeout is meant for the plugin's entry points, not for its runtime.
@@ -405,21 +404,6 @@ func extismLevel(ctx context.Context, log *slog.Logger) int32 {
 // made room: the pass failed with "out of memory" at 5,000 runbooks (docs/benchmarks.md). The
 // limit is soft: a guest whose live heap exceeds it runs out of memory at the sandbox's limit as
 // before. Guests in other languages ignore the variable.
-// guestGCPercent is the GOGC a Go guest's runtime is started with: off when it has a memory
-// limit, so it collects only as its heap nears the sandbox's size. A guest's collector marks its
-// whole live heap single-threaded under compiled wasm, and a group's guest holds a large live heap
-// (a project's list) for thousands of short calls: at Go's default it collected every few hundred
-// CRs for nothing, 15–40% of a converged 1,000-CR pass (docs/benchmarks.md). The garbage stays
-// within the sandbox's limit either way, which is also what the host's memory bound already counts.
-// Without a memory limit (a sandbox too small to leave room in) the default stays, or the guest
-// would never collect.
-func guestGCPercent(pages uint32) string {
-	if guestMemoryLimit(pages) == "off" {
-		return "100"
-	}
-	return "off"
-}
-
 func guestMemoryLimit(pages uint32) string {
 	total := uint64(pages) * 65536
 	reserve := max(total/8, 4<<20)
