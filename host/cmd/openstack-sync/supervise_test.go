@@ -170,7 +170,8 @@ func TestASpinningGuestIsStoppedByTheSupervisor(t *testing.T) {
 			}},
 		{name: "spinning in _initialize", plugin: initloop, entry: []string{"plugin=initloop entry=_initialize timeout=10s"}, code: 1, rerun: true,
 			outcome: func(t *testing.T, f *hookFixture, out string) {
-				assert.Contains(t, out, `initloop\" _initialize: timeout`, "the rerun stops the start at its deadline")
+				assert.Contains(t, out, `initloop\" _initialize: timeout: did not finish within 10s`,
+					"the rerun stops the start at its deadline, and names the deadline a start gets")
 			}},
 	}
 	for _, c := range cases {

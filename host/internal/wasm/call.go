@@ -127,7 +127,11 @@ func (p *Plugin) classify(ctx context.Context, entry string, err error, output s
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
 		errors.Is(ctx.Err(), context.DeadlineExceeded):
 		e.Kind = "timeout"
-		e.Detail = fmt.Sprintf("did not finish within %s; the instance was stopped", p.opts.CallTimeout)
+		limit := p.opts.CallTimeout
+		if entry == "_initialize" {
+			limit = max(limit, minStartTimeout) // what newInstance gave the start
+		}
+		e.Detail = fmt.Sprintf("did not finish within %s; the instance was stopped", limit)
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled, errors.Is(ctx.Err(), context.Canceled):
 		e.Kind = "cancelled"
 		e.Detail = "the call was cancelled; the instance was stopped"
