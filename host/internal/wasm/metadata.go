@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -156,9 +155,9 @@ func hashModule(path string) (string, error) {
 
 // recordFile is the record's path for a module file, for tests and tools.
 func recordFile(cacheDir, modulePath string) (string, error) {
-	_, digest, err := readModule(modulePath)
+	digest, err := hashModule(modulePath)
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", modulePath, err)
+		return "", err
 	}
 	return recordPath(cacheDir, digest), nil
 }

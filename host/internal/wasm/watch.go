@@ -80,7 +80,7 @@ func MarkOverrun(path string, opts Options, o Overrun) (string, error) {
 	if opts.NoCache || dir == "" {
 		return "", errors.New("no compilation cache directory to keep the marker in")
 	}
-	_, digest, err := readModule(path)
+	digest, err := hashModule(path)
 	if err != nil {
 		return "", err
 	}
