@@ -73,10 +73,11 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 		info, err = Inspect(ctx, path, opts)
 		return info, false, err
 	}
-	wasmBytes, digest, err := readModule(path)
+	mapped, digest, release, err := readModule(path)
 	if err != nil {
 		return Info{}, false, err
 	}
+	defer release()
 	raw, err := os.ReadFile(recordPath(dir, digest))
 	if err != nil {
 		info, err = Inspect(ctx, path, opts)
@@ -88,10 +89,13 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 		info, err = Inspect(ctx, path, opts)
 		return info, false, err
 	}
-	p := &Plugin{path: path, name: m.Name, opts: o, sha256: digest, size: len(wasmBytes), declared: *m, log: o.Logger}
+	p := &Plugin{path: path, name: m.Name, opts: o, sha256: digest, size: len(mapped), declared: *m, log: o.Logger}
 	defer p.Close(ctx)
 	// The checks load makes before it instantiates anything, in the same order.
-	if wasmBytes, err = limitStructure(path, wasmBytes); err != nil {
+	var wasmBytes []byte
+	err = readingMapped(path, func() (err error) { wasmBytes, err = limitStructure(path, mapped); return err })
+	release()
+	if err != nil {
 		return Info{}, true, err
 	}
 	p.cache, _ = openCache(o)

@@ -105,8 +105,9 @@ func TestLoadTakesTheMetadataFromTheRecord(t *testing.T) {
 // --config hashes the module through a small buffer; the digest is the one Load computes.
 func TestHashModuleIsTheLoadDigest(t *testing.T) {
 	path := guest(t, "pdkmock")
-	_, want, err := readModule(path)
+	_, want, release, err := readModule(path)
 	require.NoError(t, err)
+	release()
 	got, err := hashModule(path)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)

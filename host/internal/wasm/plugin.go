@@ -73,10 +73,11 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	p := &Plugin{path: path, name: pluginName(path), opts: o,
 		logLevel: extismLevel(ctx, o.Logger)}
 	p.log = o.Logger.With("plugin", p.name)
-	wasmBytes, digest, err := readModule(path)
+	mapped, digest, release, err := readModule(path)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	digestChecked := false
 	switch {
 	case o.Digest != "":
@@ -89,17 +90,23 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.sha256, p.size = digest, len(wasmBytes)
+	p.sha256, p.size = digest, len(mapped)
 	var cacheDir string
 	p.cache, cacheDir = openCache(o)
 	// This node has loaded these exact bytes before when their metadata record exists: the
 	// guest need not be asked again, and the bodies passed the compile guard's walk then.
 	record := p.recordedMetadata(cacheDir, digest)
-	if record == nil {
-		wasmBytes, err = limitStructure(path, wasmBytes)
-	} else {
-		wasmBytes, err = limitCompiledStructure(path, wasmBytes)
-	}
+	var wasmBytes []byte
+	err = readingMapped(path, func() (err error) {
+		if record == nil {
+			wasmBytes, err = limitStructure(path, mapped)
+		} else {
+			wasmBytes, err = limitCompiledStructure(path, mapped)
+		}
+		return err
+	})
+	// The shaped module is a copy: the file's pages are not needed any more.
+	release()
 	if err != nil {
 		p.Close(ctx)
 		return nil, err

@@ -78,15 +78,20 @@ func shapeModule(path string, b []byte, walkBodies bool) ([]byte, error) {
 		return &LoadError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(b) < 8 || string(b[:8]) != "\x00asm\x01\x00\x00\x00" {
-		return b, nil // the decoder refuses the header without allocating
+		// The decoder refuses the header without allocating, and the header is all it reads. A
+		// copy: the result never shares the caller's bytes (a mapped file, see readModule).
+		return slices.Clone(b[:min(len(b), 8)]), nil
 	}
 	s := &structure{walkBodies: walkBodies}
 	// The sections as they will be written, then one buffer of the exact size: the module is
-	// megabytes, and every copy of it is host memory on every run.
+	// megabytes, and every copy of it is host memory on every run. A merged data section is
+	// written straight into it (data).
 	parts := [][]byte{b[:8]}
 	section := func(id byte, body []byte) {
 		parts = append(parts, binary.AppendUvarint([]byte{id}, uint64(len(body))), body)
 	}
+	var data *dataPlan
+	dataAt := -1
 	for pos := 8; pos < len(b); {
 		id := b[pos]
 		size, n := uvarint32(b[pos+1:])
@@ -117,8 +122,9 @@ func shapeModule(path string, b []byte, walkBodies bool) ([]byte, error) {
 			return nil, refuse("%s section: %v", sectionNames[id], err)
 		}
 		if id == sectionData {
-			if merged, ok := s.mergeData(body, len(b)); ok {
-				section(sectionData, merged)
+			if plan, ok := s.mergeData(body, len(b)); ok {
+				data, dataAt = plan, len(parts)
+				parts = append(parts, nil)
 				continue
 			}
 		}
@@ -128,8 +134,15 @@ func shapeModule(path string, b []byte, walkBodies bool) ([]byte, error) {
 	for _, p := range parts {
 		size += len(p)
 	}
+	if data != nil {
+		size += data.size()
+	}
 	out := make([]byte, 0, size)
-	for _, p := range parts {
+	for i, p := range parts {
+		if i == dataAt {
+			out = data.appendTo(out)
+			continue
+		}
 		out = append(out, p...)
 	}
 	return out, nil
@@ -217,8 +230,16 @@ func (s *structure) checkCode(r *reader) error {
 		if s.functions++; s.functions > maxFunctions {
 			return fmt.Errorf("defines more than %d functions", maxFunctions)
 		}
+		// Not fn.each: its name for the error is text per function, made only when refused.
+		before := *fn
+		n, err := fn.count("")
+		if err != nil {
+			*fn = before
+			_, err = fn.count(fmt.Sprintf("the locals of function body %d", i))
+			return err
+		}
 		var total uint64
-		err := fn.each(fmt.Sprintf("the locals of function body %d", i), func(uint64) error {
+		for j := uint64(0); j < n && !fn.bad; j++ {
 			c := fn.leb()
 			fn.valType()
 			if c > maxLocals-total {
@@ -228,10 +249,6 @@ func (s *structure) checkCode(r *reader) error {
 			if s.locals += c; s.locals > maxModuleLocals {
 				return fmt.Errorf("function bodies declare more than %d locals in all", maxModuleLocals)
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 		if fn.bad {
 			return fmt.Errorf("function body %d: its locals run past its %d bytes", i, size)
@@ -453,8 +470,9 @@ func checkImport(r *reader) (memory bool, err error) {
 // maxDataGap is the largest run of zeros mergeData writes between two data segments.
 const maxDataGap = 4096
 
-// mergeData returns a data section (body already checked) whose active segments are merged where
-// they are at most maxDataGap bytes apart, the gaps written as zeros, and whether it merged any.
+// mergeData plans a data section (body already checked) whose active segments are merged where
+// they are at most maxDataGap bytes apart, the gaps written as zeros, and reports whether it
+// merges any; the plan writes the section straight into the shaped module (dataPlan.appendTo).
 //
 // Go's linker writes a segment for every run of data between runs of zeros, which makes a 4 MB
 // plugin carry about 47,000 segments: wazero decodes each one in every process and copies each
@@ -467,20 +485,18 @@ const maxDataGap = 4096
 // they are written in does not matter. Anything else is left as it is. The zeros written are
 // bounded by moduleSize, so a module of a few scattered bytes cannot make the host allocate
 // gigabytes (at most the module's size, or 1 MiB for a smaller one).
-func (s *structure) mergeData(body []byte, moduleSize int) ([]byte, bool) {
+func (s *structure) mergeData(body []byte, moduleSize int) (*dataPlan, bool) {
 	if s.importsMemory || s.dataCount {
 		return nil, false
-	}
-	type segment struct {
-		offset uint64
-		data   []byte
 	}
 	r := &reader{b: body}
 	n := r.leb()
 	if r.bad || n < 2 {
 		return nil, false
 	}
-	segs := make([]segment, 0, n)
+	// Segments by their place in body, not as slices of it: no pointers for the collector to
+	// follow in a list of 47,000.
+	segs := make([]dataSegment, 0, n)
 	for range n {
 		if r.leb() != 0 || r.byte() != 0x41 { // active on memory 0; i32.const
 			return nil, false
@@ -495,54 +511,113 @@ func (s *structure) mergeData(body []byte, moduleSize int) ([]byte, bool) {
 			return nil, false
 		}
 		size := r.leb()
-		data := r.b[:min(size, uint64(len(r.b)))]
+		start := len(body) - len(r.b)
 		r.skip(size)
 		if r.bad {
 			return nil, false
 		}
-		segs = append(segs, segment{offset, data})
+		segs = append(segs, dataSegment{offset: offset, start: start, end: start + int(size)})
 	}
-	slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Compare(a.offset, b.offset) })
-	// First where each merged segment starts and how long it is, then one buffer written once.
-	type run struct {
-		first, offset, size uint64
+	// Go's linker writes them in order already; sorting is for everyone else.
+	byOffset := func(a, b dataSegment) int { return cmp.Compare(a.offset, b.offset) }
+	if !slices.IsSortedFunc(segs, byOffset) {
+		slices.SortStableFunc(segs, byOffset)
 	}
-	runs := []run{{first: 0, offset: segs[0].offset, size: uint64(len(segs[0].data))}}
+	// Where each merged segment starts and how long it is; appendTo writes them.
+	plan := &dataPlan{body: body, segs: segs,
+		runs: []dataRun{{first: 0, offset: segs[0].offset, size: uint64(segs[0].end - segs[0].start)}}}
 	zeros := 0
 	for i, sg := range segs[1:] {
-		last := &runs[len(runs)-1]
+		last := &plan.runs[len(plan.runs)-1]
 		end := last.offset + last.size
 		if sg.offset < end {
 			return nil, false // overlapping: the later segment wins, so their order matters
 		}
 		gap := sg.offset - end
 		if gap > maxDataGap || zeros+int(gap) > max(moduleSize, 1<<20) {
-			runs = append(runs, run{first: uint64(i + 1), offset: sg.offset, size: uint64(len(sg.data))})
+			plan.runs = append(plan.runs, dataRun{first: i + 1, offset: sg.offset, size: uint64(sg.end - sg.start)})
 			continue
 		}
 		zeros += int(gap)
-		last.size += gap + uint64(len(sg.data))
+		last.size += gap + uint64(sg.end-sg.start)
 	}
-	if len(runs) == len(segs) {
+	if len(plan.runs) == len(segs) {
 		return nil, false
 	}
-	out := binary.AppendUvarint(make([]byte, 0, len(body)+zeros), uint64(len(runs)))
-	for i, rn := range runs {
-		out = append(out, 0, 0x41)
-		out = appendSleb(out, int64(rn.offset))
-		out = append(out, 0x0b)
-		out = binary.AppendUvarint(out, rn.size)
-		start, next := len(out), uint64(len(segs))
-		if i+1 < len(runs) {
-			next = runs[i+1].first
+	plan.bodySize = uvarintLen(uint64(len(plan.runs)))
+	for _, rn := range plan.runs {
+		plan.bodySize += 2 + slebLen(int64(rn.offset)) + 1 + uvarintLen(rn.size) + int(rn.size)
+	}
+	return plan, true
+}
+
+// dataSegment is an active data segment of a data section: where it goes in memory, and where
+// its bytes are in the section's body.
+type dataSegment struct {
+	offset     uint64
+	start, end int
+}
+
+// dataRun is one merged segment: the first of the segments it holds, where it goes and its size.
+type dataRun struct {
+	first        int
+	offset, size uint64
+}
+
+// dataPlan is a merged data section, written by appendTo.
+type dataPlan struct {
+	body     []byte
+	segs     []dataSegment
+	runs     []dataRun
+	bodySize int
+}
+
+// appendTo appends the merged data section, header included, to dst.
+func (d *dataPlan) appendTo(dst []byte) []byte {
+	dst = append(dst, sectionData)
+	dst = binary.AppendUvarint(dst, uint64(d.bodySize))
+	dst = binary.AppendUvarint(dst, uint64(len(d.runs)))
+	for i, rn := range d.runs {
+		dst = append(dst, 0, 0x41)
+		dst = appendSleb(dst, int64(rn.offset))
+		dst = append(dst, 0x0b)
+		dst = binary.AppendUvarint(dst, rn.size)
+		next := len(d.segs)
+		if i+1 < len(d.runs) {
+			next = d.runs[i+1].first
 		}
-		out = out[:start+int(rn.size)] // zeroed by make: the gaps stay zero
-		for _, sg := range segs[rn.first:next] {
-			copy(out[start+int(sg.offset-rn.offset):], sg.data)
+		at := rn.offset
+		for _, sg := range d.segs[rn.first:next] {
+			dst = appendZeros(dst, int(sg.offset-at))
+			dst = append(dst, d.body[sg.start:sg.end]...)
+			at = sg.offset + uint64(sg.end-sg.start)
 		}
 	}
-	return out, true
+	return dst
 }
+
+// size is the length appendTo appends.
+func (d *dataPlan) size() int {
+	return 1 + uvarintLen(uint64(d.bodySize)) + d.bodySize
+}
+
+// appendZeros appends n zero bytes.
+func appendZeros(b []byte, n int) []byte {
+	b = slices.Grow(b, n)
+	b = b[:len(b)+n]
+	clear(b[len(b)-n:])
+	return b
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+func slebLen(v int64) int { return len(appendSleb(make([]byte, 0, 10), v)) }
 
 // appendSleb appends v as a signed LEB128.
 func appendSleb(b []byte, v int64) []byte {
