@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -416,5 +417,14 @@ func TestNotesFollowAPatchAnsweredWithoutTheRunbook(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, notes, tc.notes)
 		})
+	}
+}
+
+// isTraitName accepts exactly what the pattern Ironic documents for trait names does.
+func TestIsTraitName(t *testing.T) {
+	pattern := regexp.MustCompile(`^CUSTOM_[A-Z0-9_]+$`)
+	for _, name := range []string{"CUSTOM_A", "CUSTOM_BIOS_DEFAULTS", "CUSTOM_1", "CUSTOM__", "CUSTOM_", "CUSTOM",
+		"custom_A", "CUSTOM_a", "CUSTOM_A-B", "CUSTOM_A\n", "XCUSTOM_A", "CUSTOM_É", "", " CUSTOM_A"} {
+		assert.Equal(t, pattern.MatchString(name), isTraitName(name), "%q", name)
 	}
 }
