@@ -37,16 +37,21 @@ func (p *Plugin) WaitForAPI(ctx context.Context, s plugin.Session) error {
 	return finish(ci, err)
 }
 
-// once runs one call of a credential group (readiness, prune) on an instance of its own, which is
-// then retired: nothing the guest saw of one group can reach another group's calls.
+// once runs one call of a credential group outside its cache (readiness, prune) on the instance
+// that group's last call left (pool.park), else on a fresh one; nothing the guest saw of one group
+// can reach another group's calls (instance.admits). After readiness the instance is kept for the
+// group's cache; a prune is the group's last call, and its instance is retired.
 func (p *Plugin) once(ctx context.Context, ci *callInfo, input []byte) ([]byte, error) {
-	inst, err := p.pool.get(ctx)
+	inst, err := p.pool.getFor(ctx, groupKey(ci.session), sameGroup)
 	if err != nil {
 		return nil, fmt.Errorf("wasm plugin %q %s: %w", p.name, ci.entry, err)
 	}
 	defer func() {
-		inst.spent = true
-		p.pool.put(ctx, inst)
+		if ci.entry == EntryWaitForAPI {
+			p.pool.park(ctx, inst, true)
+		} else {
+			p.pool.retire(ctx, inst)
+		}
 	}()
 	return p.invoke(ctx, inst, ci, input)
 }
@@ -57,11 +62,13 @@ type groupCache struct {
 	p    *Plugin
 	inst *instance
 	done bool
+	// first: a cache from NewCache before its first instance, which may be the parked one.
+	first bool
 }
 
 // NewCache implements plugin.Plugin: it checks out an instance and opens the group on it.
 func (p *Plugin) NewCache(ctx context.Context) (plugin.Cache, error) {
-	g := &groupCache{p: p}
+	g := &groupCache{p: p, first: true}
 	if err := g.ensure(ctx); err != nil {
 		return nil, err
 	}
@@ -74,7 +81,14 @@ func (g *groupCache) ensure(ctx context.Context) error {
 	if g.inst != nil {
 		return nil
 	}
-	inst, err := g.p.pool.get(ctx)
+	// The runner probes a group's readiness right before it opens the group's cache: the
+	// probe's instance is the cache's first, and admits refuses its calls should they be
+	// another group's.
+	want := freshInstance
+	if g.first {
+		g.first, want = false, afterReadiness
+	}
+	inst, err := g.p.pool.getFor(ctx, nil, want)
 	if err != nil {
 		return fmt.Errorf("wasm plugin %q %s: %w", g.p.name, EntryGroupBegin, err)
 	}
@@ -97,8 +111,9 @@ func (g *groupCache) release(ctx context.Context) {
 	}
 }
 
-// Close implements plugin.Cache: it closes the group in the guest and retires the instance, so
-// guest memory (globals, vars, the pdk's cache) never outlives its credential group.
+// Close implements plugin.Cache: it closes the group in the guest and keeps the instance for the
+// group's prune only (pool.park, instance.admits), so guest memory (globals, vars, the pdk's cache)
+// never reaches another credential group.
 func (g *groupCache) Close(ctx context.Context) error {
 	if g.done {
 		return nil
@@ -114,8 +129,7 @@ func (g *groupCache) Close(ctx context.Context) error {
 			g.inst.broken = true
 		}
 	}
-	g.inst.spent = true
-	g.p.pool.put(ctx, g.inst)
+	g.p.pool.park(ctx, g.inst, false)
 	g.inst = nil
 	return err
 }

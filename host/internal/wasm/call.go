@@ -66,6 +66,11 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi", Detail: "instance used by two goroutines at once (host bug)"}
 	}
 	defer inst.busy.Store(false)
+	if !inst.admits(ci.session) {
+		inst.broken = true // replaced by a fresh instance for the next call
+		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi",
+			Detail: "the instance served another credential group (host bug); the call was not run"}
+	}
 	if inst.proc != nil {
 		return p.invokeNative(ctx, inst, ci, input)
 	}
