@@ -117,8 +117,9 @@ func TestHashModuleIsTheLoadDigest(t *testing.T) {
 	assert.Contains(t, err.Error(), "cannot read the module")
 }
 
-// A load returns its garbage to the operating system before compiling and once loaded, so a hook
-// run's peak RSS does not carry the module's decoding (docs/benchmarks.md, "Host-side costs").
+// A load returns its garbage to the operating system once loaded, so a hook run's peak RSS does
+// not carry the module's decoding (docs/benchmarks.md, "Host-side costs"), and only then: each
+// release costs a forced collection and the faults of a heap growing again.
 func TestLoadReleasesItsGarbage(t *testing.T) {
 	calls := 0
 	release := releaseMemory
@@ -126,5 +127,5 @@ func TestLoadReleasesItsGarbage(t *testing.T) {
 	t.Cleanup(func() { releaseMemory = release })
 	o, _ := testOptions(t)
 	loadTest(t, guest(t, "pdkmock"), o)
-	assert.Equal(t, 2, calls)
+	assert.Equal(t, 1, calls)
 }

@@ -111,9 +111,6 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		p.Close(ctx)
 		return nil, err
 	}
-	// The module as read and the shaping's garbage (megabytes) are released before the compile
-	// piles its own on top; see releaseMemory.
-	releaseMemory()
 	checks := p.terminationChecks(cacheDir, digest)
 	p.runtime, err = newRuntime(ctx, o, p.cache, p, checks)
 	if err != nil {
@@ -327,9 +324,12 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 // releaseMemory collects the garbage of loading a module and returns it to the operating
 // system. Decoding and validating a 4 MB module leaves about 10 MiB of garbage that Go's heap
 // would keep resident for the rest of a hook run, under the compiled code and every instance's
-// memory: freed twice during a load (before the compile and after it), a converged single-CR
-// run's peak RSS fell from 58-64 to 52 MiB for about 2 ms of CPU (docs/benchmarks.md, "Host-side
-// costs"). Each hook run is a process of its own, so nothing else pays for it. A forced
+// memory: freed once the module is loaded, a converged single-CR run's peak RSS fell from 58-64
+// to 52 MiB (docs/benchmarks.md, "Host-side costs"). Each hook run is a process of its own, so
+// nothing else pays for it. It costs a fresh process ~10 ms of CPU (the scavenging, and the page
+// faults when the heap grows again), so it runs once per load: a second release before the
+// compile, when the module was still read onto the heap, saved no RSS since the module is mapped
+// (readModule) and cost ~450 page faults. A forced
 // collection marks the whole live heap, though: past releaseBelow (a large binding context
 // already read) the garbage is a small part of the process and the marking is not, so it is
 // left to the collector's own pace.
