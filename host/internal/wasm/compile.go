@@ -2,7 +2,9 @@ package wasm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -146,6 +148,16 @@ func compileWithin(ctx context.Context, path string, r wazero.Runtime, b []byte,
 	}
 	done := make(chan result, 1)
 	go func() {
+		// b may be a mapped file (readShaped): a fault on it fails the compile, not the host.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				if _, fault := r.(interface{ Addr() uintptr }); !fault {
+					panic(r)
+				}
+				done <- result{nil, errors.New("the bytes changed while they were read")}
+			}
+		}()
 		m, err := r.CompileModule(ctx, b)
 		done <- result{m, err}
 	}()

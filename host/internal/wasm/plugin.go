@@ -96,16 +96,27 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	// This node has loaded these exact bytes before when their metadata record exists: the
 	// guest need not be asked again, and the bodies passed the compile guard's walk then.
 	record := p.recordedMetadata(cacheDir, digest)
+	// A module this node loaded before was shaped then (shaped.go): its shaped bytes are mapped
+	// from the cache, and kept mapped only until the compile has read them.
 	var wasmBytes []byte
-	err = readingMapped(path, func() (err error) {
-		if record == nil {
-			wasmBytes, err = limitStructure(path, mapped)
-		} else {
-			wasmBytes, err = limitCompiledStructure(path, mapped)
-		}
-		return err
-	})
-	// The shaped module is a copy: the file's pages are not needed any more.
+	var releaseShaped func()
+	if record != nil {
+		wasmBytes, releaseShaped = p.readShaped(cacheDir, digest)
+	}
+	cachedShape := wasmBytes != nil
+	if cachedShape {
+		defer func() { releaseShaped() }()
+	} else {
+		err = readingMapped(path, func() (err error) {
+			if record == nil {
+				wasmBytes, err = limitStructure(path, mapped)
+			} else {
+				wasmBytes, err = limitCompiledStructure(path, mapped)
+			}
+			return err
+		})
+	}
+	// The shaped module is a copy (or the cache's): the file's pages are not needed any more.
 	release()
 	if err != nil {
 		p.Close(ctx)
@@ -120,6 +131,14 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	compileStart := time.Now()
 	p.compiled, err = compileWithin(ctx, path, p.runtime, wasmBytes, o.CompileTimeout)
 	compileTime := time.Since(compileStart)
+	if cachedShape {
+		if _, refused := err.(*LoadError); refused {
+			// A compile abandoned at its deadline may still read the mapping: it stays mapped.
+			releaseShaped = func() {}
+		} else {
+			releaseShaped() // the decoder copied what it keeps
+		}
+	}
 	if le, ok := err.(*LoadError); ok {
 		// The compile deadline: compileWithin closes the runtime once the abandoned compile
 		// returns, and the compilation cache (whose engine it is using) is left to the process.
@@ -161,12 +180,16 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if record == nil {
 		p.writeRecord(cacheDir, digest)
 	}
+	if !cachedShape && p.cache != nil {
+		p.writeShaped(cacheDir, digest, wasmBytes)
+	}
+	wasmBytes = nil
 	releaseMemory()
 	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
 	metrics.Observe(o.Metrics, metrics.PluginCompile, compileTime.Seconds(), p.name, cacheState(p.cache != nil))
 	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
 		"memory_limit_pages", o.MemoryLimitPages, "call_timeout", o.CallTimeout.String(), "pool_size", o.PoolSize,
-		"termination_checks", checks, "watched", o.Watch != nil, "version", p.declared.Version)
+		"termination_checks", checks, "watched", o.Watch != nil, "version", p.declared.Version, "cached_shape", cachedShape)
 	return p, nil
 }
 
