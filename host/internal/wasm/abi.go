@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
@@ -172,12 +173,19 @@ type hostError struct {
 
 // The metadata's names end up in every log line (name), in the User-Agent of OpenStack requests,
 // in status messages (noun) and in environment variable names (env_prefix): a guest must not be
-// able to put a megabyte or a line break there.
+// able to put a megabyte or a line break there. Compiled on first use, not at start-up: their
+// bounded repetitions make large programs (~1 ms and 200 KB for the package's four at init), and
+// the supervising parent of every hook run (host/internal/supervise) never uses them.
 var (
-	namePattern      = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	envPrefixPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,62}$`)
-	bindingPattern   = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+	namePattern      = lazyRegexp(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	envPrefixPattern = lazyRegexp(`^[A-Z][A-Z0-9_]{0,62}$`)
+	bindingPattern   = lazyRegexp(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
 )
+
+// lazyRegexp is a regexp compiled the first time it is used.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 const (
 	maxNounBytes        = 64
@@ -189,11 +197,11 @@ const (
 // checkNames refuses names the host could not safely repeat in logs, headers and messages.
 func (m *metadataMessage) checkNames() error {
 	switch {
-	case !namePattern.MatchString(m.Name):
+	case !namePattern().MatchString(m.Name):
 		return fmt.Errorf("name %q is not a lower-case DNS label (letters, digits, '-', at most 63)", cut(m.Name))
-	case m.EnvPrefix != "" && !envPrefixPattern.MatchString(m.EnvPrefix):
+	case m.EnvPrefix != "" && !envPrefixPattern().MatchString(m.EnvPrefix):
 		return fmt.Errorf("env_prefix %q is not an upper-case variable name (A-Z, 0-9, '_', at most 63)", cut(m.EnvPrefix))
-	case m.BindingName != "" && !bindingPattern.MatchString(m.BindingName):
+	case m.BindingName != "" && !bindingPattern().MatchString(m.BindingName):
 		return fmt.Errorf("binding_name %q is not a name of letters, digits, '-', '_' or '.', at most 63", cut(m.BindingName))
 	case len(m.Noun) > maxNounBytes || !printable(m.Noun):
 		return fmt.Errorf("noun %q is not printable text of at most %d bytes", cut(m.Noun), maxNounBytes)

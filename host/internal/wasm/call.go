@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -184,7 +183,7 @@ func (p *Plugin) errorFrom(raw []byte, entry string) error {
 	var m errorMessage
 	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil && m.Message != "" {
 		err := error(errors.New(cutMessage(m.Message)))
-		if m.Reason != "" && !reasonPattern.MatchString(m.Reason) {
+		if m.Reason != "" && !reasonPattern().MatchString(m.Reason) {
 			// The reason lands in the CR's Ready condition and the printed REASON column; a guest
 			// must not be able to put a megabyte or a line break there.
 			p.log.Warn("plugin error reason dropped: not a CamelCase word of at most 128 characters",
@@ -218,7 +217,7 @@ func cutMessage(s string) string {
 }
 
 // reasonPattern is a condition reason as the API server accepts it, kept short.
-var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]{0,126}[A-Za-z0-9_])?$`)
+var reasonPattern = lazyRegexp(`^[A-Za-z]([A-Za-z0-9_,:]{0,126}[A-Za-z0-9_])?$`)
 
 // finish applies the rule that a permanent Session error during a call makes the call's error
 // permanent and carries its message, whatever the guest made of it.
