@@ -54,12 +54,16 @@ func TestCHeaderMatchesTheHost(t *testing.T) {
 	require.NoError(t, err)
 	decl := regexp.MustCompile(`(?m)^OS_(KERNEL|USER)\((\w+)\) (\w+) \w+\(([^)]*)\);`)
 	cType := func(c string) []api.ValueType {
+		c = strings.TrimPrefix(c, "const ")
+		if strings.Contains(c, "*") {
+			return []api.ValueType{api.ValueTypeI32} // a guest pointer in wasm32
+		}
 		switch strings.Fields(c)[0] {
 		case "void":
 			return nil
 		case "uint64_t", "ExtismPointer":
 			return []api.ValueType{api.ValueTypeI64}
-		case "int32_t", "uint8_t":
+		case "int32_t", "uint32_t", "uint8_t":
 			return []api.ValueType{api.ValueTypeI32}
 		}
 		t.Fatalf("openstack_sync.h: unexpected C type %q", c)
