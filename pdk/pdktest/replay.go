@@ -35,6 +35,8 @@ type Replay struct {
 	// evidence, and the same input with the same evidence is a hit from then on. Without it
 	// Unchanged always reports false.
 	Memo bool
+	// Hits counts the Unchanged calls that reported true.
+	Hits int
 
 	memo map[string]replayRecord
 	call replayCall
@@ -73,6 +75,7 @@ func (r *Replay) Unchanged(evidence [][]byte) bool {
 	r.call.asked, r.call.evidence, r.call.hit = true, h.Sum64(), nil
 	if rec, ok := r.memo[string(r.call.input)]; ok && rec.evidence == r.call.evidence {
 		r.call.hit = &rec
+		r.Hits++
 	}
 	return r.call.hit != nil
 }
