@@ -79,10 +79,14 @@ type memoStore struct {
 // newMemo returns the store of a plugin whose env prefix is known, or nil when the memo is off
 // or there is no cache directory to keep it in.
 func (p *Plugin) newMemo(cacheDir string) *memoStore {
-	if !p.opts.Memo || cacheDir == "" || p.opts.MemoMaxAge <= 0 || p.prefix == "" {
+	dir := p.opts.MemoDir
+	if dir == "" && cacheDir != "" {
+		dir = filepath.Join(cacheDir, "memo")
+	}
+	if !p.opts.Memo || dir == "" || p.opts.MemoMaxAge <= 0 || p.prefix == "" {
 		return nil
 	}
-	return &memoStore{path: filepath.Join(cacheDir, "memo", p.prefix+".json"), module: p.sha256,
+	return &memoStore{path: filepath.Join(dir, p.prefix+".json"), module: p.sha256,
 		maxAge: p.opts.MemoMaxAge, now: time.Now, config: configDigest(p.prefix, p.opts.Environ, p.opts.LookupEnv)}
 }
 

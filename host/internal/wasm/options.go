@@ -92,6 +92,9 @@ type Options struct {
 	// write-free reconcile last saw, and the host reports that reconcile's result. The records
 	// live in the compilation cache directory; without one the memo stays off.
 	Memo bool
+	// MemoDir is where the memo's records live; default the memo folder of the compilation cache
+	// directory.
+	MemoDir string
 	// MemoMaxAge is the oldest record that may stand in for a full reconcile; default
 	// DefaultMemoMaxAge, or $OPENSTACK_SYNC_MEMO_MAX_AGE ("0" turns the memo off).
 	MemoMaxAge time.Duration
