@@ -1,6 +1,7 @@
 package pdk
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/openstack-sync/openstack-sync/pdk/internal/testhook"
@@ -43,6 +44,12 @@ type host interface {
 	OpenStack(req *Request) (*Response, error)
 }
 
+// memoHost is the host side of the convergence memo. A host without it (an older Backend of
+// pdktest's, a third party's fake) never reports a CR unchanged.
+type memoHost interface {
+	Unchanged(evidence [][]byte) bool
+}
+
 // Context is what every handler gets: configuration, logging, the group cache and OpenStack.
 // It is valid only during the handler call it was passed to.
 type Context struct {
@@ -62,6 +69,14 @@ func init() {
 	testhook.NewContext = func(h any, cache map[string]any) any { return newContext(h.(host), cache) }
 	testhook.HostOf = func(ctx any) any { return ctx.(*Context).host }
 	testhook.SlowDecodes = slowDecodes.Load
+	testhook.EncodeResult = func(res any) ([]byte, bool, error) {
+		r := res.(*Result)
+		out, werr := encodeResult(r)
+		if werr != nil {
+			return nil, r.recorded, errors.New(werr.Message)
+		}
+		return out, r.recorded, nil
+	}
 	testhook.DecodeReconcile = func(input []byte) (any, error) {
 		var msg reconcileMessage
 		err := decodeReconcile(input, &msg, registered != nil && registered.Metadata.SkipStatus)
@@ -90,3 +105,26 @@ func (c *Context) Logf(level LogLevel, format string, args ...any) {
 func (c *Context) OpenStack(service string) *ServiceClient {
 	return &ServiceClient{host: c.host, cache: c.cache, service: service}
 }
+
+// Unchanged asks the host whether this reconcile may end at once with Recorded: whether the host
+// last saw exactly this CR input (spec, status, generation) together with exactly this evidence
+// in a reconcile of the same module and configuration that succeeded without a write, no longer
+// ago than the memo's maximum age (docs/abi.md, "The convergence memo").
+//
+// The evidence MUST be everything in OpenStack the plugin's verdict on the CR rests on, as it
+// read it: the resource's JSON as the list or GET returned it, the microversion it compared at,
+// every related object it compares. Evidence it leaves out can hide a change until the record
+// expires. The plugin SHOULD call Unchanged once per reconcile, after its reads and before the
+// decoding and comparing it wants to spare, and, when it reports true, return Recorded
+// immediately. When it reports false the plugin reconciles in full; the host then records the
+// outcome if nothing was written. Outside Reconcile, in tests with a Backend that has no memo,
+// and with the memo turned off, it reports false.
+func (c *Context) Unchanged(evidence ...[]byte) bool {
+	m, ok := c.host.(memoHost)
+	return ok && m.Unchanged(evidence)
+}
+
+// Recorded is the Result a Reconcile returns after Context.Unchanged reported true: the host
+// reports the result it recorded for the CR (its notes, extra status and lifecycle status).
+// Returning it without that is a protocol error and fails the CR.
+func Recorded() *Result { return &Result{recorded: true} }

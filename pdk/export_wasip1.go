@@ -4,6 +4,8 @@ package pdk
 
 import (
 	"encoding/json"
+	"runtime"
+	"unsafe"
 
 	extism "github.com/extism/go-pdk"
 )
@@ -13,6 +15,85 @@ type extismHost struct{}
 
 //go:wasmimport extism:host/user openstack_request
 func openstackRequest(offset uint64) uint64
+
+// The host's bulk copies (docs/abi.md, "Bulk copies"): Extism's own functions move 8 bytes per
+// host call, which cost a converged CR more than its reconcile.
+
+//go:wasmimport extism:host/user input_read
+func inputRead(offset uint64, dst unsafe.Pointer, n uint32) uint32
+
+//go:wasmimport extism:host/user block_read
+func blockRead(offset uint64, dst unsafe.Pointer, n uint32) uint32
+
+//go:wasmimport extism:host/user block_write
+func blockWrite(src unsafe.Pointer, n uint32) uint64
+
+//go:wasmimport extism:host/user unchanged
+func unchangedCall(parts unsafe.Pointer, n uint32) uint32
+
+//go:wasmimport extism:host/env input_length
+func inputLength() uint64
+
+//go:wasmimport extism:host/env length
+func blockLength(offset uint64) uint64
+
+//go:wasmimport extism:host/env free
+func blockFree(offset uint64)
+
+//go:wasmimport extism:host/env output_set
+func outputSet(offset, n uint64)
+
+// readInput returns the call's input in one copy.
+func readInput() []byte {
+	n := inputLength()
+	if n == 0 {
+		return nil
+	}
+	b := make([]byte, n)
+	b = b[:inputRead(0, unsafe.Pointer(&b[0]), uint32(n))]
+	return b
+}
+
+// writeBlock copies b into a new kernel block and returns its offset (0 when it does not fit).
+func writeBlock(b []byte) uint64 {
+	if len(b) == 0 {
+		return blockWrite(nil, 0)
+	}
+	off := blockWrite(unsafe.Pointer(&b[0]), uint32(len(b)))
+	runtime.KeepAlive(b)
+	return off
+}
+
+// takeBlock returns the bytes of the kernel block at off in one copy and frees the block.
+func takeBlock(off uint64) []byte {
+	n := blockLength(off)
+	b := make([]byte, n)
+	if n > 0 {
+		b = b[:blockRead(off, unsafe.Pointer(&b[0]), uint32(n))]
+	}
+	blockFree(off)
+	return b
+}
+
+// Unchanged passes the evidence to the host as (pointer, length) pairs, without copying it.
+func (extismHost) Unchanged(evidence [][]byte) bool {
+	parts := make([]uint32, 0, 2*len(evidence))
+	for _, e := range evidence {
+		if len(e) == 0 {
+			parts = append(parts, 0, 0)
+			continue
+		}
+		parts = append(parts, uint32(uintptr(unsafe.Pointer(&e[0]))), uint32(len(e)))
+	}
+	var p unsafe.Pointer
+	if len(parts) > 0 {
+		p = unsafe.Pointer(&parts[0])
+	}
+	hit := unchangedCall(p, uint32(len(evidence))) == 1
+	runtime.KeepAlive(evidence)
+	runtime.KeepAlive(parts)
+	return hit
+}
 
 func (extismHost) Config(key string) (string, bool) { return extism.GetConfig(key) }
 
@@ -34,13 +115,13 @@ func (extismHost) OpenStack(req *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	mem := extism.AllocateBytes(in)
-	off := openstackRequest(mem.Offset())
-	mem.Free()
-	out := extism.FindMemory(off)
-	raw := out.ReadBytes()
-	out.Free()
-	return decodeResponse(raw)
+	blk := writeBlock(in)
+	if blk == 0 {
+		return nil, &HostError{Kind: "too_large", Message: "the request does not fit the plugin's kernel memory limit"}
+	}
+	off := openstackRequest(blk)
+	blockFree(blk)
+	return decodeResponse(takeBlock(off))
 }
 
 // guest is this wasm instance's state; the host runs one call at a time on an instance.
@@ -49,7 +130,7 @@ var guest instance
 func run(entry string) int32 {
 	var input []byte
 	if entry != entryMetadata {
-		input = extism.Input()
+		input = readInput()
 	}
 	out, werr := guest.dispatch(entry, input, extismHost{})
 	if werr != nil {
@@ -58,7 +139,12 @@ func run(entry string) int32 {
 		return 1
 	}
 	if out != nil {
-		extism.Output(out)
+		off := writeBlock(out)
+		if off == 0 {
+			extism.SetErrorString(`{"message":"the output does not fit the plugin's kernel memory limit","permanent":true}`)
+			return 1
+		}
+		outputSet(off, uint64(len(out)))
 	}
 	return 0
 }

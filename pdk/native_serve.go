@@ -21,7 +21,8 @@ import (
 // Frames are a type byte, a big-endian uint32 length and the payload. The host sends
 // 'C' entry "\n" input; the plugin answers 'R' output or 'E' error JSON, and during the call may
 // send 'O' openstack_request input (answered by 'A' with the openstack_request output), 'G' key
-// (answered by 'V' with "1" value or "0") and 'L' level-byte message.
+// (answered by 'V' with "1" value or "0"), 'U' evidence (answered by 'V' "1" or "0", see
+// nativeHost.Unchanged) and 'L' level-byte message.
 func ServeNative() {
 	h := &nativeHost{r: bufio.NewReaderSize(os.Stdin, 64<<10), w: bufio.NewWriterSize(os.Stdout, 64<<10)}
 	stopProfile := startNativeProfile()
@@ -103,6 +104,18 @@ func (h *nativeHost) Config(key string) (string, bool) {
 
 func (h *nativeHost) Log(level LogLevel, msg string) {
 	h.write('L', append([]byte{byte(level)}, msg...))
+}
+
+// Unchanged sends 'U' with each piece of evidence as a big-endian uint32 length and its bytes,
+// answered by 'V' "1" (a hit) or "0".
+func (h *nativeHost) Unchanged(evidence [][]byte) bool {
+	var b []byte
+	for _, e := range evidence {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(e)))
+		b = append(b, e...)
+	}
+	a := h.ask('U', b, 'V')
+	return len(a) == 1 && a[0] == '1'
 }
 
 func (h *nativeHost) OpenStack(req *Request) (*Response, error) {

@@ -217,6 +217,8 @@ type Result struct {
 	// it, a failure is reported here rather than as an error, so the status.id of a resource that
 	// exists is recorded even when a later step failed.
 	Lifecycle *LifecycleStatus `json:"lifecycle,omitempty"`
+	// recorded marks Recorded's result: the host answers with what it recorded.
+	recorded bool
 }
 
 // LifecycleStatus is what a lifecycle plugin reports about one CR (docs/operators/status.md).

@@ -7,6 +7,9 @@
 //     names itself (name, noun, env prefix).
 //   - converge: the CRs reconcile to Synced, and a second pass over the converged cloud sends no
 //     write.
+//   - memo: with the convergence memo on, converged CRs stay converged without a write and with
+//     the statuses of a full pass, and once what the first CR made is deleted by hand the next
+//     pass notices it, so the evidence the plugin gives the memo is the OpenStack state it compares.
 //   - cleanup: with PRUNE=true, deleting one CR deletes only resources the plugin created for
 //     it; the resources of the other CRs and the unowned resources made by hand stay (the other
 //     CRs still converge without a write), and the CR's finalizer is released.

@@ -45,6 +45,7 @@ func TestCheckFindsEachBreach(t *testing.T) {
 		{"panic-on-bad", "bad specs", "unknown field: the plugin broke (panic) instead of returning an error"},
 		{"outside-grant", "grants", "requests outside the declared grants"},
 		{"tags", "converge", "creating CR blue: the hook exited 1"},
+		{"memo-spec-only", "memo", "was answered as before after what it made (1 resources) was deleted by hand"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -72,7 +73,7 @@ func TestAWellBehavedPluginPasses(t *testing.T) {
 	for _, p := range r.Parts {
 		names = append(names, p.Name)
 	}
-	assert.Equal(t, []string{"metadata", "suite", "converge", "cleanup", "grants", "bad specs"}, names)
+	assert.Equal(t, []string{"metadata", "suite", "converge", "memo", "cleanup", "grants", "bad specs"}, names)
 	s.Run(t)
 }
 

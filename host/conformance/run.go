@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -48,7 +50,7 @@ type Report struct {
 	Parts []Part
 }
 
-// Part is one part of the contract: metadata, readiness (a probe's), converge, cleanup, grants or
+// Part is one part of the contract: metadata, readiness (a probe's), converge, memo, cleanup, grants or
 // bad specs. A part that could not run after an earlier one failed is absent.
 type Part struct {
 	Name string
@@ -129,6 +131,7 @@ func (s Suite) Check(ctx context.Context) Report {
 	if !run("converge", k.converge) {
 		return r
 	}
+	run("memo", k.memo)
 	run("cleanup", k.cleanup)
 	run("grants", k.grants)
 	run("bad specs", k.badSpecs)
@@ -153,6 +156,16 @@ func (p *part) Logf(format string, args ...any) {
 func (p *part) Fatalf(format string, args ...any) { p.Errorf(format, args...); panic(errStop) }
 func (p *part) Failed() bool                      { return len(p.problems) > 0 }
 func (p *part) Cleanup(f func())                  { *p.cleanup = append(*p.cleanup, f) }
+
+// tempDir is a folder removed when the check ends.
+func (p *part) tempDir() string {
+	dir, err := os.MkdirTemp("", "openstack-sync-conformance-*")
+	if err != nil {
+		p.Fatalf("conformance: %v", err)
+	}
+	p.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
 
 func checkMetadata(t *part, ctx context.Context, path string) wasm.Info {
 	info, err := wasm.Inspect(ctx, path, wasm.Options{Logger: slog.New(slog.DiscardHandler), LookupEnv: noEnv})
@@ -203,7 +216,13 @@ type kit struct {
 	// logs and calls of every pass, for the grant check.
 	logs  bytes.Buffer
 	calls []runcmd.Call
+	// made maps a CR name to the service and path of each resource its creation made.
+	made map[string][]madeResource
+	// memoDir, when set, turns the convergence memo on for the passes (the memo part).
+	memoDir string
 }
+
+type madeResource struct{ service, path, microversion string }
 
 func (k *kit) cloudName() string { return cmp.Or(k.Cloud, AdminCloud) }
 
@@ -291,7 +310,7 @@ func (k *kit) pass(t *part, live, deleted []string) runcmd.Outcome {
 	}
 	var log bytes.Buffer
 	out, err := runcmd.Pass{Plugin: k.Plugin, Clouds: k.clouds, Cloud: k.cloudName(), Namespace: "conformance", Prune: true,
-		Set: k.Settings, Live: objs(live), Deleted: objs(deleted), Log: &log, LogLevel: "info"}.Run(context.Background())
+		Set: k.Settings, Live: objs(live), Deleted: objs(deleted), Log: &log, LogLevel: "info", MemoDir: k.memoDir}.Run(context.Background())
 	if err != nil {
 		t.Fatalf("conformance: running the hook: %v", err)
 	}
@@ -360,11 +379,7 @@ func (k *kit) converge(t *part) {
 		if out.Code != 0 {
 			t.Fatalf("creating CR %s: the hook exited %d", name, out.Code)
 		}
-		for _, c := range out.Calls {
-			if c.Created != "" {
-				k.owned[name] = append(k.owned[name], c.Created)
-			}
-		}
+		k.recordMade(name, out.Calls)
 		if s, msg := syncStatus(k.state[name]); s != "Synced" {
 			t.Fatalf("CR %s: syncStatus %q, want Synced: %s", name, s, msg)
 		}
@@ -379,6 +394,103 @@ func (k *kit) converge(t *part) {
 	if w := writes(out.Calls); len(w) > 0 {
 		t.Errorf("a second pass over converged CRs must write nothing; it sent:\n  %s", strings.Join(w, "\n  "))
 	}
+}
+
+// recordMade keeps what the CR's pass created: its id for the cleanup part, its path for the
+// memo part.
+func (k *kit) recordMade(name string, calls []runcmd.Call) {
+	for _, c := range calls {
+		if c.Created != "" {
+			k.owned[name] = append(k.owned[name], c.Created)
+			if k.made == nil {
+				k.made = map[string][]madeResource{}
+			}
+			k.made[name] = append(k.made[name], madeResource{c.Service, strings.TrimSuffix(c.Path, "/") + "/" + c.Created, c.Microversion})
+		}
+	}
+}
+
+// memo checks a plugin's use of the convergence memo (docs/abi.md): with the memo on, converged
+// CRs stay converged without a write and with the statuses of a full pass, and a resource deleted
+// by hand is still noticed. A plugin whose evidence missed its resource (the spec alone, a
+// constant) would answer that CR from the memo and never make it again.
+func (k *kit) memo(t *part) {
+	k.memoDir = t.tempDir()
+	defer func() { k.memoDir = "" }()
+	names := k.names()
+	before := map[string]map[string]any{}
+	for _, n := range names {
+		before[n] = k.state[n]
+	}
+	for i := range 2 {
+		out := k.pass(t, names, nil)
+		if w := writes(out.Calls); out.Code != 0 || len(w) > 0 {
+			t.Fatalf("with the convergence memo, pass %d over converged CRs exited %d and sent:\n  %s", i+1, out.Code, strings.Join(w, "\n  "))
+		}
+		for _, n := range names {
+			if a, b := statusOutcome(before[n]), statusOutcome(k.state[n]); a != b {
+				t.Errorf("with the convergence memo, pass %d changed CR %s's status from %s to %s", i+1, n, a, b)
+			}
+		}
+	}
+	if entries, _ := filepath.Glob(filepath.Join(k.memoDir, "*.json")); len(entries) == 0 {
+		t.Logf("the plugin does not use the convergence memo (docs/abi.md): every converged CR is reconciled in full")
+		return
+	}
+	first := names[0]
+	made := k.made[first]
+	if len(made) == 0 {
+		t.Logf("CR %s made nothing the kit could delete by hand; the memo's drift check is skipped", first)
+		return
+	}
+	s := k.session(t)
+	deleted := 0
+	for _, r := range slices.Backward(made) {
+		resp, err := s.Do(context.Background(), plugin.Request{Service: r.service, Method: http.MethodDelete, Path: r.path,
+			Microversion: r.microversion})
+		if err == nil && resp.StatusCode/100 == 2 {
+			deleted++
+		}
+	}
+	if deleted == 0 {
+		t.Logf("none of what CR %s made could be deleted by hand; the memo's drift check is skipped", first)
+		return
+	}
+	out := k.pass(t, names, nil)
+	k.recordMade(first, out.Calls)
+	if len(writes(out.Calls)) == 0 && statusOutcome(k.state[first]) == statusOutcome(before[first]) {
+		t.Errorf("CR %s was answered as before after what it made (%d resources) was deleted by hand: the evidence it gives "+
+			"the convergence memo must be the OpenStack state its verdict rests on (docs/abi.md)", first, deleted)
+	}
+	// Converge again for the parts that follow.
+	if out = k.pass(t, names, nil); out.Code != 0 {
+		t.Fatalf("converging again after the drift check: the hook exited %d", out.Code)
+	}
+	k.recordMade(first, out.Calls)
+}
+
+// statusOutcome is what a status says, without its timestamps.
+func statusOutcome(obj map[string]any) string {
+	st, _ := obj["status"].(map[string]any)
+	cp := map[string]any{}
+	for k, v := range st {
+		if k != "lastSyncTime" && k != "conditions" {
+			cp[k] = v
+		}
+	}
+	if conds, ok := st["conditions"].([]any); ok {
+		var out []any
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok {
+				m = maps.Clone(m)
+				delete(m, "lastTransitionTime")
+				out = append(out, m)
+			}
+		}
+		cp["conditions"] = out
+	}
+	b, _ := json.Marshal(cp)
+	return string(b)
 }
 
 // cleanup deletes the last CR with PRUNE=true.

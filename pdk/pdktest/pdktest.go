@@ -53,6 +53,9 @@ type Options struct {
 	Cloud Cloud
 	// Cache is the group cache the Context starts with (a new map when nil).
 	Cache map[string]any
+	// Unchanged answers Context.Unchanged (nil: never a hit); every call's evidence is kept for
+	// Host.Evidence either way.
+	Unchanged func(evidence [][]byte) bool
 }
 
 // LogLine is one message the plugin logged.
@@ -71,6 +74,7 @@ type Host struct {
 	requests []pdk.Request
 	calls    []Call
 	logs     []LogLine
+	evidence [][][]byte
 }
 
 // Call is one recorded request as a fake cloud sees it: the body is the JSON the plugin sent.
@@ -173,11 +177,11 @@ func (h *Host) WriteLines() (lines, bodies []string) {
 	return lines, bodies
 }
 
-// Reset forgets the recorded requests (not the logs, nor the position in the script).
+// Reset forgets the recorded requests and evidence (not the logs, nor the position in the script).
 func (h *Host) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.requests, h.calls = h.requests[:0], h.calls[:0]
+	h.requests, h.calls, h.evidence = h.requests[:0], h.calls[:0], h.evidence[:0]
 }
 
 // Logs returns every message the plugin logged, in order.
@@ -185,6 +189,25 @@ func (h *Host) Logs() []LogLine {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]LogLine(nil), h.logs...)
+}
+
+// Unchanged implements the host side of Context.Unchanged: Options.Unchanged decides.
+func (h *Host) Unchanged(evidence [][]byte) bool {
+	cp := make([][]byte, len(evidence))
+	for i, e := range evidence {
+		cp[i] = append([]byte(nil), e...)
+	}
+	h.mu.Lock()
+	h.evidence = append(h.evidence, cp)
+	h.mu.Unlock()
+	return h.opts.Unchanged != nil && h.opts.Unchanged(evidence)
+}
+
+// Evidence returns the evidence of every Context.Unchanged call so far, in order.
+func (h *Host) Evidence() [][][]byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([][][]byte(nil), h.evidence...)
 }
 
 // Config implements Backend.

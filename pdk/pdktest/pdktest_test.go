@@ -72,9 +72,82 @@ func TestRegisteredGrantsAreEnforcedByDefault(t *testing.T) {
 
 var testPlugin = pdk.Plugin{
 	Metadata: pdk.Metadata{Name: "t", EnvPrefix: "T",
-		Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things"}}}},
+		Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things", "v2.0/things/*"}},
+			{Service: "network", Methods: []string{"PUT"}, Paths: []string{"v2.0/things/*"}}}},
 	WaitForAPI: func(*pdk.Context) error { return nil },
-	Reconcile:  func(*pdk.Context, *pdk.ReconcileRequest) (*pdk.Result, error) { return nil, nil },
+	Reconcile:  memoReconcile,
+}
+
+// memoReconcile reads the thing spec.name names, asks the memo with its JSON and, on a miss,
+// writes it when spec.write is set and notes that it reconciled in full.
+func memoReconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	var s struct {
+		Name  string `json:"name"`
+		Write bool   `json:"write"`
+	}
+	if err := req.DecodeSpec(&s); err != nil || s.Name == "" {
+		return nil, err
+	}
+	things := ctx.OpenStack("network")
+	resp, err := things.Do(pdk.Request{Method: "GET", Path: "v2.0/things/" + s.Name})
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Unchanged(resp.Body) {
+		return pdk.Recorded(), nil
+	}
+	if s.Write {
+		if err := things.Put("v2.0/things/"+s.Name, map[string]string{}, nil); err != nil {
+			return nil, err
+		}
+	}
+	return &pdk.Result{Notes: []string{"full " + string(resp.Body)}}, nil
+}
+
+// A Replay with Memo plays the host's convergence memo for ReconcileInput: a write-free
+// reconcile is recorded and answered with its notes the next time, a write records nothing, and
+// changed evidence or input misses.
+func TestReplayMemo(t *testing.T) {
+	registerOnce.Do(func() { pdk.Register(testPlugin) })
+	h := &pdktest.Replay{Memo: true, Bodies: map[string][]byte{
+		"GET v2.0/things/a": []byte(`{"thing":"a1"}`), "GET v2.0/things/w": []byte(`{"thing":"w"}`), "PUT v2.0/things/w": []byte(`{}`)}}
+	in := func(spec string) []byte {
+		return []byte(`{"abi_version":1,"object":{"kind":"T","name":"x","uid":"u"},"spec":` + spec + `}`)
+	}
+	cache := map[string]any{}
+	notes, err := pdktest.ReconcileInput(h, cache, in(`{"name":"a"}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`full {"thing":"a1"}`}, notes)
+	notes, err = pdktest.ReconcileInput(h, cache, in(`{"name":"a"}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`full {"thing":"a1"}`}, notes, "the recorded notes")
+
+	h.Bodies["GET v2.0/things/a"] = []byte(`{"thing":"a2"}`)
+	notes, err = pdktest.ReconcileInput(h, cache, in(`{"name":"a"}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{`full {"thing":"a2"}`}, notes, "changed evidence misses")
+
+	for range 2 {
+		notes, err = pdktest.ReconcileInput(h, cache, in(`{"name":"w","write":true}`))
+		require.NoError(t, err)
+		assert.Equal(t, []string{`full {"thing":"w"}`}, notes, "a reconcile that writes is never recorded")
+	}
+
+	plain := &pdktest.Replay{Bodies: h.Bodies}
+	for range 2 {
+		notes, err = pdktest.ReconcileInput(plain, cache, in(`{"name":"a"}`))
+		require.NoError(t, err)
+		assert.Equal(t, []string{`full {"thing":"a2"}`}, notes, "without Memo nothing is recorded")
+	}
+}
+
+// A Host passes each Unchanged call's evidence to Options.Unchanged and keeps it.
+func TestHostUnchanged(t *testing.T) {
+	ctx := pdktest.New(t, pdktest.Options{AllowAll: true, Unchanged: func(ev [][]byte) bool { return string(ev[0]) == "same" }})
+	assert.True(t, ctx.Unchanged([]byte("same")))
+	assert.False(t, ctx.Unchanged([]byte("other"), []byte("x")))
+	assert.Equal(t, [][][]byte{{[]byte("same")}, {[]byte("other"), []byte("x")}}, pdktest.Of(t, ctx).Evidence())
+	assert.False(t, pdktest.New(t, pdktest.Options{AllowAll: true}).Unchanged([]byte("same")), "no Unchanged, no hit")
 }
 
 // A paginated list replays page by page: a body keyed by path and query wins over the path's.

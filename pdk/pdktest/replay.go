@@ -1,8 +1,11 @@
 package pdktest
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/url"
 	"strings"
 	"testing"
@@ -27,6 +30,54 @@ type Replay struct {
 	Bodies map[string][]byte
 	// Requests counts the requests answered.
 	Requests int
+	// Memo, when set, answers Context.Unchanged as the host's convergence memo does, for
+	// ReconcileInput's CRs: a reconcile that succeeded without a write records its input and
+	// evidence, and the same input with the same evidence is a hit from then on. Without it
+	// Unchanged always reports false.
+	Memo bool
+	// Hits counts the Unchanged calls that reported true.
+	Hits int
+
+	memo map[string]replayRecord
+	call replayCall
+}
+
+type replayRecord struct {
+	evidence uint64
+	notes    []string
+}
+
+// replayCall is the memo's view of the reconcile in progress.
+type replayCall struct {
+	active   bool
+	input    []byte
+	evidence uint64
+	asked    bool
+	hit      *replayRecord
+	wrote    bool
+}
+
+var replaySeed = maphash.MakeSeed()
+
+// Unchanged implements the PDK's memo for a Replay with Memo set.
+func (r *Replay) Unchanged(evidence [][]byte) bool {
+	if !r.Memo || !r.call.active {
+		return false
+	}
+	var h maphash.Hash
+	h.SetSeed(replaySeed)
+	for _, e := range evidence {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(e)))
+		h.Write(n[:])
+		h.Write(e)
+	}
+	r.call.asked, r.call.evidence, r.call.hit = true, h.Sum64(), nil
+	if rec, ok := r.memo[string(r.call.input)]; ok && rec.evidence == r.call.evidence {
+		r.call.hit = &rec
+		r.Hits++
+	}
+	return r.call.hit != nil
 }
 
 // Config implements Backend: no configuration.
@@ -38,6 +89,9 @@ func (r *Replay) Log(pdk.LogLevel, string) {}
 // OpenStack implements Backend.
 func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	r.Requests++
+	if req.Method != "GET" && req.Method != "HEAD" {
+		r.call.wrote = true
+	}
 	if _, err := json.Marshal(struct {
 		Service, Method, Path, Microversion string
 		Query                               map[string][]string
@@ -59,10 +113,19 @@ func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 // ReconcileInput runs the registered plugin's Reconcile on one input as the wasm entry point
 // does: decode the host's message, run the handler with a Context on h and the group cache,
 // encode the result. It returns the result's notes.
+//
+// With a *Replay whose Memo is set, the reconcile takes part in its convergence memo as a host's
+// would: a Recorded result answers with the notes recorded, and a Recorded result without a hit
+// is an error.
 func ReconcileInput(h Backend, cache map[string]any, input []byte) ([]string, error) {
 	req, err := testhook.DecodeReconcile(input)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: decoding input: %w", err)
+	}
+	r, memo := h.(*Replay)
+	if memo = memo && r.Memo; memo {
+		r.call = replayCall{active: true, input: input}
+		defer func() { r.call = replayCall{} }()
 	}
 	res, err := pdk.Registered().Reconcile(testhook.NewContext(h, cache).(*pdk.Context), req.(*pdk.ReconcileRequest))
 	if err != nil {
@@ -71,8 +134,20 @@ func ReconcileInput(h Backend, cache map[string]any, input []byte) ([]string, er
 	if res == nil {
 		res = &pdk.Result{}
 	}
-	if _, err := json.Marshal(res); err != nil {
+	_, recorded, err := testhook.EncodeResult(res)
+	if err != nil {
 		return nil, err
+	}
+	switch {
+	case recorded && (!memo || r.call.hit == nil):
+		return nil, errors.New("reconcile returned pdk.Recorded without an Unchanged that reported true")
+	case recorded:
+		return r.call.hit.notes, nil
+	case memo && r.call.asked && !r.call.wrote:
+		if r.memo == nil {
+			r.memo = map[string]replayRecord{}
+		}
+		r.memo[string(input)] = replayRecord{evidence: r.call.evidence, notes: res.Notes}
 	}
 	return res.Notes, nil
 }

@@ -63,6 +63,23 @@ OS_KERNEL(http_headers) ExtismPointer extism_http_headers(void);
  */
 OS_USER(openstack_request) ExtismPointer openstack_request(ExtismPointer request);
 
+/*
+ * Bulk copies (docs/abi.md, "Bulk copies"): a whole message per host call, where the Extism
+ * functions above move 8 bytes per call. input_read copies the call's input from offset into
+ * dst, at most n bytes; block_read copies a kernel block; both return the bytes copied.
+ * block_write returns a new kernel block holding n bytes of src (0 when it does not fit).
+ */
+OS_USER(input_read) uint32_t os_input_read(uint64_t offset, void *dst, uint32_t n);
+OS_USER(block_read) uint32_t os_block_read(ExtismPointer block, void *dst, uint32_t n);
+OS_USER(block_write) ExtismPointer os_block_write(const void *src, uint32_t n);
+
+/*
+ * The convergence memo (docs/abi.md): parts holds n pairs of (pointer, length), the evidence the
+ * reconcile's verdict rests on; 1 means the host recorded this input with this evidence, and the
+ * reconcile may answer {"unchanged": true}.
+ */
+OS_USER(unchanged) uint32_t os_unchanged(const uint32_t *parts, uint32_t n);
+
 /* Helpers. All are static so a plugin links only what it uses. */
 
 /* os_store copies n bytes of guest memory into a new kernel block; 0 when the host refuses. */

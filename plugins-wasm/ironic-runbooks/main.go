@@ -90,6 +90,9 @@ func waitForAPI(ctx *pdk.Context) error {
 }
 
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	if unchanged(ctx, req) {
+		return pdk.Recorded(), nil
+	}
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
 		return nil, pdk.WithReason(invalidspec.Reason, err)
@@ -103,6 +106,33 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 		return nil, invalidspec.WithReason(err)
 	}
 	return &pdk.Result{Notes: notes}, nil
+}
+
+// unchanged asks the host's convergence memo whether this CR can be reported as last time
+// (docs/abi.md, "The convergence memo"). The verdict on a runbook rests on its spec (the host
+// compares the input) and on what Ironic holds as the reconcile reads it (source), at the group's
+// microversion: that JSON and the version are the evidence. A runbook this pass wrote, or one
+// Ironic does not have, is reconciled in full. What it read by GET is left for the reconcile that
+// follows a miss, so a miss costs no second request.
+func unchanged(ctx *pdk.Context, req *pdk.ReconcileRequest) bool {
+	var key struct {
+		RunbookName string `json:"runbookName"`
+	}
+	if pdk.DecodeJSON(req.Spec, &key) != nil || key.RunbookName == "" {
+		return false
+	}
+	a, err := connect(ctx)
+	if err != nil {
+		return false
+	}
+	raw, written, got, err := a.source(key.RunbookName)
+	if err != nil || written != nil {
+		return false
+	}
+	if got {
+		a.known.fetched = &fetchedRunbook{name: key.RunbookName, raw: raw}
+	}
+	return raw != nil && ctx.Unchanged(raw, []byte(a.ver.String()))
 }
 
 func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,7 +148,7 @@ func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
 	assert.Len(t, slices.Collect(maps.Keys(c.listed)), 15, "the 12 generated and the fake's 3")
 	assert.Equal(t, []string{"CUSTOM_GEN_10", "CUSTOM_NEW"}, slices.Sorted(maps.Keys(c.written)))
 	var listed map[string]any
-	require.NoError(t, json.Unmarshal(c.listed["CUSTOM_GEN_03"], &listed))
+	require.NoError(t, json.Unmarshal(c.listed["CUSTOM_GEN_03"].raw, &listed))
 	assert.Equal(t, "c0000000-0000-4000-8000-000000000003", listed["uuid"])
 }
 
@@ -200,4 +202,65 @@ func TestAFailedListFallsBackToGETs(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.True(t, cache[catalogKey].(*catalog).listFailed)
+}
+
+// A converged runbook is verified once, then answered from the host's convergence memo while
+// its spec and its JSON in Ironic stay the same: the evidence is exactly what the reconcile
+// compares with. A runbook changed in Ironic misses and is reconciled (here: patched back).
+func TestConvergedRunbooksUseTheMemo(t *testing.T) {
+	h, inputs := convergedGroup(250)
+	h.Memo = true
+	pass := func() (hits, requests int) {
+		h.Hits, h.Requests = 0, 0
+		cache := map[string]any{}
+		for i, in := range inputs {
+			notes, err := pdktest.ReconcileInput(h, cache, in)
+			require.NoError(t, err, "CR %d", i)
+			require.Empty(t, notes)
+		}
+		return h.Hits, h.Requests
+	}
+	hits, full := pass()
+	assert.Zero(t, hits, "nothing recorded before the first pass")
+	hits, requests := pass()
+	assert.Equal(t, len(inputs), hits, "every converged CR, unchanged, is answered from the memo")
+	assert.Equal(t, full, requests, "the memo spares no read: every pass still reads what it compares")
+
+	// Runbooks 5 (read by GET: the group lists after 8) and 150 (listed) made private in Ironic.
+	for _, i := range []int{5, 150} {
+		from := fmt.Sprintf(`"uuid":"a0000000-0000-4000-8000-%012d","name":"CUSTOM_RB_%d","public":true`, i, i)
+		to := strings.Replace(from, "true", "false", 1)
+		changed := 0
+		for k, body := range h.Bodies {
+			if bytes.Contains(body, []byte(from)) {
+				h.Bodies[k] = bytes.Replace(body, []byte(from), []byte(to), 1)
+				changed++
+			}
+		}
+		require.Equal(t, 2, changed, "runbook %d's GET and its list page", i)
+		h.Bodies[fmt.Sprintf("PATCH v1/runbooks/a0000000-0000-4000-8000-%012d", i)] = []byte(`{}`)
+	}
+	hits, requests = pass()
+	assert.Equal(t, len(inputs)-2, hits, "only the runbooks whose JSON changed are reconciled in full")
+	assert.Equal(t, full+2, requests, "and patched back")
+}
+
+// In a small group every runbook is read by GET: the memo's check and the reconcile after a miss
+// share that one GET.
+func TestTheMemoCheckCostsNoSecondRead(t *testing.T) {
+	f := newFakeIronic(t, "1.112")
+	cache := map[string]any{catalogKey: &catalog{listAfter: -1}}
+	ctx := pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cache: cache, Cloud: f.handle,
+		Unchanged: func([][]byte) bool { return false }})
+	_, err := pdktest.Reconcile(ctx, nil, obj, bios())
+	require.NoError(t, err)
+	h := pdktest.Of(t, ctx)
+	lines := h.Lines()
+	assert.Equal(t, 1, strings.Count(strings.Join(lines, "\n"), "GET v1/runbooks/CUSTOM_BIOS_DEFAULTS"), "%v", lines)
+	ev := h.Evidence()
+	require.Len(t, ev, 1)
+	assert.Equal(t, "1.112", string(ev[0][1]), "the microversion the verdict was reached at")
+	var rb runbook
+	require.NoError(t, json.Unmarshal(ev[0][0], &rb))
+	assert.Equal(t, "CUSTOM_BIOS_DEFAULTS", rb.Name, "the runbook as Ironic sent it")
 }

@@ -18,7 +18,7 @@ type pruneOutcome struct {
 
 // listRaw reads every runbook, following Ironic's "next" links, and returns each one's JSON by
 // name: the group's catalog decodes a runbook only when a CR looks it up.
-func (a api) listRaw() (map[string]json.RawMessage, error) {
+func (a api) listRaw() (map[string]listedRunbook, error) {
 	all, err := listAs(a, func(r *json.RawMessage) string {
 		var id struct {
 			UUID string `json:"uuid"`
@@ -29,15 +29,16 @@ func (a api) listRaw() (map[string]json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]json.RawMessage, len(all))
+	byName := make(map[string]listedRunbook, len(all))
 	for i, raw := range all {
 		var rb struct {
-			Name string `json:"name"`
+			Name   string          `json:"name"`
+			Traits json.RawMessage `json:"traits"`
 		}
 		if err := pdk.DecodeJSON(raw, &rb); err != nil {
 			return nil, fmt.Errorf("list runbooks: item %d: %w", i, err)
 		}
-		byName[rb.Name] = raw
+		byName[rb.Name] = listedRunbook{raw: raw, traits: rb.Traits != nil && string(rb.Traits) != "null"}
 	}
 	return byName, nil
 }

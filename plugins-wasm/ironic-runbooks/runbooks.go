@@ -236,60 +236,73 @@ const defaultListAfter = 8
 // The listed runbooks are kept as the JSON Ironic sent, one slice per runbook, and a runbook is
 // decoded only when its CR looks it up: 5,000 decoded runbooks (maps of steps, args and extra)
 // did not fit the guest's default 32 MiB beside the work of the pass (docs/benchmarks.md,
-// "Guest-side fixes"), while their text is about 1 KB each.
+// "Guest-side fixes"), while their text is about 1 KB each. That JSON is also the evidence the
+// host's convergence memo is given (reconcileCR).
 type catalog struct {
 	// listAfter is the GETs before a list; negative never lists.
 	listAfter int
 	gets      int
-	// listed is every listed runbook's JSON by name; nil until the group listed.
-	listed map[string]json.RawMessage
+	// listed is every listed runbook by name; nil until the group listed.
+	listed map[string]listedRunbook
 	// written is what the group's own writes left in Ironic, which wins over listed.
 	written map[string]*runbook
 	// listFailed keeps a group whose list failed (a policy that allows GET but not list) on GETs.
 	listFailed bool
+	// fetched is the runbook the current CR read by GET (its JSON, nil when Ironic has none), so
+	// the memo's check and the reconcile after it share one read.
+	fetched *fetchedRunbook
 }
 
-// find returns the runbook named name as the list (or a write since) showed it.
-func (c *catalog) find(name string) (*runbook, bool, error) {
-	if rb, ok := c.written[name]; ok {
-		cp := *rb
-		return &cp, true, nil
-	}
-	raw, ok := c.listed[name]
-	if !ok {
-		return nil, false, nil
-	}
-	var rb runbook
-	if err := pdk.DecodeJSON(raw, &rb); err != nil {
-		return nil, false, fmt.Errorf("decode listed runbook %q: %w", name, err)
-	}
-	return &rb, true, nil
+// listedRunbook is one runbook as the group's list returned it.
+type listedRunbook struct {
+	raw json.RawMessage
+	// traits says the JSON has a traits member: a list at a version that reports traits may
+	// still leave them out, and then the runbook is read by GET.
+	traits bool
+}
+
+type fetchedRunbook struct {
+	name string
+	raw  []byte
 }
 
 func (a api) traitsSupported() bool { return !a.ver.Less(traitsVersion) }
 
 func runbookPath(id string) string { return runbooksPath + "/" + url.PathEscape(id) }
 
-// get returns the runbook named name, or nil when Ironic has none.
-func (a api) get(name string) (*runbook, error) {
-	var rb runbook
-	err := a.svc.Get(runbookPath(name), nil, &rb)
+// getRaw returns the JSON of the runbook named name, or nil when Ironic has none.
+func (a api) getRaw(name string) ([]byte, error) {
+	var raw json.RawMessage
+	err := a.svc.Get(runbookPath(name), nil, &raw)
 	if pdk.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read runbook %q: %w", name, err)
 	}
-	return &rb, nil
+	return raw, nil
 }
 
-// lookup returns the runbook named name as the group knows it, or nil when Ironic has none. A
-// runbook missing from the group's list, or listed without the traits this version reports, is
-// read by GET: a create never rests on a list read earlier in the run.
-func (a api) lookup(name string) (*runbook, error) {
+// source finds what Ironic holds for the runbook named name, exactly as the reconcile will compare
+// with it: what a write of this group left (written, no JSON), else the JSON of the group's list,
+// else of a GET (raw nil: Ironic has none; got says it was a GET). A runbook missing from the
+// list, or listed without the traits this version reports, is read by GET: a create never rests
+// on a list read earlier in the run. A GET the memo's check just made (catalog.fetched) is used
+// once instead of a second request.
+func (a api) source(name string) (raw []byte, written *runbook, got bool, err error) {
 	c := a.known
 	if c == nil {
-		return a.get(name)
+		raw, err = a.getRaw(name)
+		return raw, nil, true, err
+	}
+	f := c.fetched
+	c.fetched = nil
+	if rb, ok := c.written[name]; ok {
+		cp := *rb
+		return nil, &cp, false, nil
+	}
+	if f != nil && f.name == name {
+		return f.raw, nil, true, nil
 	}
 	if c.listed == nil && !c.listFailed && c.listAfter >= 0 && c.gets >= c.listAfter {
 		listed, err := a.listRaw()
@@ -299,15 +312,25 @@ func (a api) lookup(name string) (*runbook, error) {
 			c.listed = listed
 		}
 	}
-	rb, ok, err := c.find(name)
-	if err != nil {
-		return nil, err
-	}
-	if ok && (rb.Traits != nil || !a.traitsSupported()) {
-		return rb, nil
+	if l, ok := c.listed[name]; ok && (l.traits || !a.traitsSupported()) {
+		return l.raw, nil, false, nil
 	}
 	c.gets++
-	return a.get(name)
+	raw, err = a.getRaw(name)
+	return raw, nil, true, err
+}
+
+// lookup returns the runbook named name as the group knows it, or nil when Ironic has none.
+func (a api) lookup(name string) (*runbook, error) {
+	raw, written, _, err := a.source(name)
+	if err != nil || written != nil || raw == nil {
+		return written, err
+	}
+	var rb runbook
+	if err := pdk.DecodeJSON(raw, &rb); err != nil {
+		return nil, fmt.Errorf("decode runbook %q: %w", name, err)
+	}
+	return &rb, nil
 }
 
 // remember records what Ironic holds for rb after this CR's writes.

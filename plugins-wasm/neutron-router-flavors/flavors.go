@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
@@ -168,6 +170,49 @@ type state struct {
 	// meta caches what each profile's metainfo says (by id), parsed once per group: matching a
 	// group of N flavors against M profiles would otherwise parse M JSON texts per profile spec.
 	meta map[string]profileMeta
+	// changed is set once the group's view differs from what the lists returned (a write, a flavor
+	// read by GET); sum is the digest of the listed view, for the convergence memo.
+	changed bool
+	sum     []byte
+}
+
+// digest is the sha256 of every listed flavor and profile, in the order Neutron listed them (a
+// spec entry takes the first matching profile), each field length-prefixed: the evidence of
+// every CR of the group.
+func (st *state) digest() []byte {
+	if st.sum != nil {
+		return st.sum
+	}
+	h := sha256.New()
+	var b []byte
+	text := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(append(b, ':'), s...)
+	}
+	for _, f := range st.flavors {
+		b = append(b[:0], 'f')
+		text(f.ID)
+		text(f.Name)
+		text(f.ServiceType)
+		text(f.Description)
+		b = strconv.AppendBool(b, f.Enabled)
+		b = strconv.AppendInt(b, int64(len(f.ServiceProfiles)), 10)
+		for _, p := range f.ServiceProfiles {
+			text(p)
+		}
+		h.Write(b)
+	}
+	for _, p := range st.profiles {
+		b = append(b[:0], 'p')
+		text(p.ID)
+		text(p.Description)
+		text(p.Driver)
+		b = strconv.AppendBool(b, p.Enabled)
+		text(p.Metainfo)
+		h.Write(b)
+	}
+	st.sum = h.Sum(nil)
+	return st.sum
 }
 
 // profileMeta is what a profile's metainfo text says: its marker-free metainfo as canonical JSON
@@ -234,14 +279,16 @@ func listProfiles(svc *pdk.ServiceClient) ([]profile, error) {
 }
 
 func (st *state) putProfile(p profile) {
-	delete(st.meta, p.ID)
 	for i := range st.profiles {
 		if st.profiles[i].ID == p.ID {
-			st.profiles[i] = p
+			if st.profiles[i] != p {
+				st.profiles[i], st.changed = p, true
+				delete(st.meta, p.ID)
+			}
 			return
 		}
 	}
-	st.profiles = append(st.profiles, p)
+	st.profiles, st.changed = append(st.profiles, p), true
 }
 
 func (st *state) profile(id string) (profile, bool) {
@@ -266,11 +313,18 @@ func (st *state) bound(id string) bool {
 func (st *state) putFlavor(f flavor) {
 	for i := range st.flavors {
 		if st.flavors[i].ID == f.ID {
-			st.flavors[i] = f
+			if !sameFlavor(st.flavors[i], f) {
+				st.flavors[i], st.changed = f, true
+			}
 			return
 		}
 	}
-	st.flavors = append(st.flavors, f)
+	st.flavors, st.changed = append(st.flavors, f), true
+}
+
+func sameFlavor(a, b flavor) bool {
+	return a.ID == b.ID && a.Name == b.Name && a.ServiceType == b.ServiceType && a.Description == b.Description &&
+		a.Enabled == b.Enabled && slices.Equal(a.ServiceProfiles, b.ServiceProfiles)
 }
 
 // logf receives what the plugin wants an operator to see in the hook log.

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -262,4 +265,70 @@ func TestPrune(t *testing.T) {
 			assert.NotNil(t, find(f.Profiles, "p-free"), "an unowned profile survives every prune")
 		})
 	}
+}
+
+// A converged group is verified once, then answered from the host's convergence memo while the
+// group's view of Neutron stays the same. The verdict on any flavor can rest on every flavor and
+// profile (which profile matches, which is bound), so a change to one profile makes the whole
+// group reconcile in full once.
+func TestConvergedFlavorsUseTheMemo(t *testing.T) {
+	h, inputs := convergedGroup(40)
+	h.Memo = true
+	pass := func() (hits int, notes []string) {
+		h.Hits = 0
+		cache := map[string]any{}
+		for i, in := range inputs {
+			n, err := pdktest.ReconcileInput(h, cache, in)
+			require.NoError(t, err, "CR %d", i)
+			notes = append(notes, n...)
+		}
+		return h.Hits, notes
+	}
+	hits, notes := pass()
+	assert.Zero(t, hits)
+	assert.Empty(t, notes)
+	hits, _ = pass()
+	assert.Equal(t, len(inputs), hits, "every converged CR, unchanged, is answered from the memo")
+
+	body := h.Bodies["GET "+profilesPath]
+	h.Bodies["GET "+profilesPath] = bytes.Replace(body, []byte(`{"id":"p0000000-0000-4000-8000-000000000007","description":""`),
+		[]byte(`{"id":"p0000000-0000-4000-8000-000000000007","description":"edited by hand"`), 1)
+	require.NotEqual(t, body, h.Bodies["GET "+profilesPath])
+	hits, notes = pass()
+	assert.Zero(t, hits, "one profile changed: the group's view changed")
+	assert.Len(t, notes, 1, "and the drift is reported for the flavor bound to it")
+	hits, notes = pass()
+	assert.Equal(t, len(inputs), hits, "the new view is recorded, notes and all")
+	assert.Len(t, notes, 1, "the recorded result keeps the note")
+}
+
+// The group's digest covers every field the plugin reads of every flavor and profile.
+func TestTheGroupDigestCoversEveryField(t *testing.T) {
+	base := func() *state {
+		return &state{loaded: true,
+			flavors:  []flavor{{ID: "f", Name: "n", ServiceType: l3Service, Description: "d", Enabled: true, ServiceProfiles: []string{"p"}}},
+			profiles: []profile{{ID: "p", Description: "d", Driver: "x.y", Enabled: true, Metainfo: "{}"}}}
+	}
+	ref := base().digest()
+	for name, mutate := range map[string]func(st *state){
+		"flavor id":           func(st *state) { st.flavors[0].ID = "g" },
+		"flavor name":         func(st *state) { st.flavors[0].Name = "m" },
+		"flavor type":         func(st *state) { st.flavors[0].ServiceType = "X" },
+		"flavor description":  func(st *state) { st.flavors[0].Description = "e" },
+		"flavor enabled":      func(st *state) { st.flavors[0].Enabled = false },
+		"flavor profiles":     func(st *state) { st.flavors[0].ServiceProfiles = nil },
+		"profile id":          func(st *state) { st.profiles[0].ID = "q" },
+		"profile description": func(st *state) { st.profiles[0].Description = "e" },
+		"profile driver":      func(st *state) { st.profiles[0].Driver = "x.z" },
+		"profile enabled":     func(st *state) { st.profiles[0].Enabled = false },
+		"profile metainfo":    func(st *state) { st.profiles[0].Metainfo = `{"a":1}` },
+		"order":               func(st *state) { st.profiles = append(st.profiles, profile{ID: "r"}) },
+		"field boundary":      func(st *state) { st.flavors[0].Name, st.flavors[0].ServiceType = "n"+l3Service, "" },
+	} {
+		st := base()
+		mutate(st)
+		assert.NotEqual(t, ref, st.digest(), name)
+	}
+	assert.Equal(t, 5, reflect.TypeFor[profile]().NumField(), "a new profile field must join the digest")
+	assert.Equal(t, 6, reflect.TypeFor[flavor]().NumField(), "a new flavor field must join the digest")
 }

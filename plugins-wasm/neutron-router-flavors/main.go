@@ -57,11 +57,6 @@ func waitForAPI(ctx *pdk.Context) error {
 const cacheKey = "neutron-state"
 
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
-	var spec Spec
-	if err := req.DecodeSpec(&spec); err != nil {
-		return lifecycle.Outcome{Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration,
-			pdk.WithReason(invalidspec.Reason, err))}.Result(), nil
-	}
 	st, _ := ctx.Cache()[cacheKey].(*state)
 	if st == nil {
 		st = newState(nil)
@@ -69,11 +64,33 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	}
 	// The cache keeps what was read; the client belongs to this call's Context.
 	st.svc = network(ctx)
+	if unchanged(ctx, st) {
+		return pdk.Recorded(), nil
+	}
+	var spec Spec
+	if err := req.DecodeSpec(&spec); err != nil {
+		return lifecycle.Outcome{Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration,
+			pdk.WithReason(invalidspec.Reason, err))}.Result(), nil
+	}
 	id, _ := req.Status["id"].(string)
 	c := &flavorCR{spec: spec, statusID: id, st: st, log: logger(ctx, pdk.LevelWarn)}
 	res := driver.Reconcile(context.Background(), c).Result()
 	res.Notes = c.notes
 	return res, nil
+}
+
+// unchanged asks the host's convergence memo whether this CR can be reported as last time
+// (docs/abi.md, "The convergence memo"). A flavor's verdict rests on its input (spec and status,
+// which the host compares) and on the group's whole view of Neutron: which profile matches a spec
+// entry, whether an owned one is preferred or bound elsewhere, depends on every flavor and profile.
+// That view's digest is the evidence, computed once per group; any change in Neutron makes every
+// CR of the group reconcile in full once. After a write of its own the group stops asking: its view
+// is no longer what the lists returned.
+func unchanged(ctx *pdk.Context, st *state) bool {
+	if st.changed || st.load() != nil {
+		return false
+	}
+	return ctx.Unchanged(st.digest())
 }
 
 // pruneCR reads PRUNE itself because one Prune handler serves both policies: the full prune with

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -106,4 +108,60 @@ func TestLifecycleMetadata(t *testing.T) {
 	p := pdk.Registered()
 	assert.True(t, p.Metadata.Lifecycle)
 	assert.Nil(t, p.Delete, "segment ranges are never deleted: deleting a CR always detaches")
+}
+
+// A CR bound to a range (status.id) is verified once, then answered from the host's convergence
+// memo while its input and that range stay the same; a change to one range reconciles only its CR.
+func TestBoundRangesUseTheMemo(t *testing.T) {
+	var items []string
+	var inputs [][]byte
+	for i := range 30 {
+		items = append(items, fmt.Sprintf(`{"id":"r%d","name":"range-%d","network_type":"vxlan","physical_network":null,"minimum":%d,"maximum":%d,"shared":true,"project_id":"","revision_number":1}`,
+			i, i, 2000+10*i, 2009+10*i))
+		inputs = append(inputs, fmt.Appendf(nil, `{"abi_version":1,"object":{"kind":"NeutronSegmentRange","namespace":"net","name":"range-%d","uid":"u%d","generation":1},`+
+			`"spec":{"name":"range-%d","network_type":"vxlan","minimum":%d,"maximum":%d,"shared":true},"status":{"id":"r%d","syncStatus":"Synced"}}`,
+			i, i, i, 2000+10*i, 2009+10*i, i))
+	}
+	h := &pdktest.Replay{Memo: true, Bodies: map[string][]byte{}}
+	setList := func() {
+		h.Bodies["GET "+rangesPath+"?limit=100"] = []byte(`{"network_segment_ranges":[` + strings.Join(items, ",") + `]}`)
+	}
+	setList()
+	pass := func() int {
+		h.Hits = 0
+		cache := map[string]any{}
+		for i, in := range inputs {
+			_, err := pdktest.ReconcileInput(h, cache, in)
+			require.NoError(t, err, "CR %d", i)
+		}
+		return h.Hits
+	}
+	assert.Zero(t, pass())
+	assert.Equal(t, len(inputs), pass(), "every bound, unchanged CR is answered from the memo")
+	items[4] = strings.Replace(items[4], `"name":"range-4"`, `"name":"renamed-by-hand"`, 1)
+	setList()
+	assert.Equal(t, len(inputs)-1, pass(), "only the CR whose range changed is reconciled in full")
+	items[9] = strings.Replace(items[9], `"revision_number":1`, `"revision_number":2`, 1)
+	setList()
+	assert.Equal(t, len(inputs), pass(), "a field the plugin does not read is no change")
+}
+
+// The evidence covers every field the plugin reads of a range.
+func TestRangeEvidenceCoversEveryField(t *testing.T) {
+	physnet, empty := "physnet1", ""
+	base := segmentRange{ID: "r", Name: "n", NetworkType: "vlan", PhysicalNetwork: &physnet, Minimum: 1, Maximum: 2, Shared: true, ProjectID: "p"}
+	ref := base.evidence()
+	for name, mutate := range map[string]func(r *segmentRange){
+		"id": func(r *segmentRange) { r.ID = "s" }, "name": func(r *segmentRange) { r.Name = "m" },
+		"type": func(r *segmentRange) { r.NetworkType = "vxlan" }, "physnet": func(r *segmentRange) { r.PhysicalNetwork = nil },
+		"empty physnet": func(r *segmentRange) { r.PhysicalNetwork = &empty }, "minimum": func(r *segmentRange) { r.Minimum = 3 },
+		"maximum": func(r *segmentRange) { r.Maximum = 3 }, "shared": func(r *segmentRange) { r.Shared = false },
+		"project":  func(r *segmentRange) { r.ProjectID = "q" },
+		"boundary": func(r *segmentRange) { r.ID, r.Name = "rn", "" },
+	} {
+		r := base
+		mutate(&r)
+		assert.NotEqual(t, string(ref), string(r.evidence()), name)
+	}
+	assert.Equal(t, 8, reflect.TypeFor[segmentRange]().NumField(), "a new field must join the evidence")
 }

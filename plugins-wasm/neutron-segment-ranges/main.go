@@ -52,21 +52,57 @@ func waitForAPI(ctx *pdk.Context) error {
 const cacheKey = "segment-ranges"
 
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	if unchanged(ctx, req) {
+		return pdk.Recorded(), nil
+	}
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
 		return lifecycle.Outcome{Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration,
 			pdk.WithReason(invalidspec.Reason, err))}.Result(), nil
 	}
 	svc := network(ctx)
-	idx, _ := ctx.Cache()[cacheKey].(*index)
-	if idx == nil {
-		var err error
-		if idx, err = loadIndex(svc); err != nil {
-			return lifecycle.Outcome{Progress: lifecycle.Transient(err)}.Result(), nil
-		}
-		ctx.Cache()[cacheKey] = idx
+	idx, err := groupIndex(ctx, svc)
+	if err != nil {
+		return lifecycle.Outcome{Progress: lifecycle.Transient(err)}.Result(), nil
 	}
 	id, _ := req.Status["id"].(string)
 	out := driver.Reconcile(context.Background(), &rangeCR{spec: spec, statusID: id, svc: svc, idx: idx})
 	return out.Result(), nil
+}
+
+// groupIndex returns the group's index of segment ranges, listing them the first time.
+func groupIndex(ctx *pdk.Context, svc *pdk.ServiceClient) (*index, error) {
+	idx, _ := ctx.Cache()[cacheKey].(*index)
+	if idx != nil {
+		return idx, nil
+	}
+	idx, err := loadIndex(svc)
+	if err != nil {
+		return nil, err
+	}
+	ctx.Cache()[cacheKey] = idx
+	return idx, nil
+}
+
+// unchanged asks the host's convergence memo whether this CR can be reported as last time
+// (docs/abi.md, "The convergence memo"). A CR bound to a range (status.id) is judged on its input
+// (spec and status, which the host compares) and that range alone: the lifecycle driver neither
+// adopts nor imports once the id resolves. The range as the group's index holds it, every field
+// the plugin reads, is the evidence. A CR without status.id, or whose range is not in the index,
+// is reconciled in full.
+func unchanged(ctx *pdk.Context, req *pdk.ReconcileRequest) bool {
+	id, _ := req.Status["id"].(string)
+	if id == "" {
+		return false
+	}
+	idx, err := groupIndex(ctx, network(ctx))
+	if err != nil {
+		return false
+	}
+	for _, r := range idx.ranges {
+		if r.ID == id {
+			return ctx.Unchanged(r.evidence())
+		}
+	}
+	return false
 }

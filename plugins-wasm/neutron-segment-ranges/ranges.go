@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
@@ -65,6 +66,29 @@ type segmentRange struct {
 	Maximum         int64   `json:"maximum"`
 	Shared          bool    `json:"shared"`
 	ProjectID       string  `json:"project_id"`
+}
+
+// evidence is the range as the convergence memo is shown it: every field the plugin reads, the
+// texts length-prefixed so no two ranges read alike (an absent physical network apart from an
+// empty one).
+func (r segmentRange) evidence() []byte {
+	b := make([]byte, 0, 128)
+	text := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(append(b, ':'), s...)
+	}
+	text(r.ID)
+	text(r.Name)
+	text(r.NetworkType)
+	text(r.ProjectID)
+	if r.PhysicalNetwork == nil {
+		b = append(b, '-')
+	} else {
+		text(*r.PhysicalNetwork)
+	}
+	b = strconv.AppendInt(append(b, ' '), r.Minimum, 10)
+	b = strconv.AppendInt(append(b, ' '), r.Maximum, 10)
+	return strconv.AppendBool(append(b, ' '), r.Shared)
 }
 
 func (r segmentRange) physnet() string {

@@ -43,6 +43,9 @@ type Pass struct {
 	// Log receives the hook's log at LogLevel (default info).
 	Log      io.Writer
 	LogLevel string
+	// MemoDir, when set, turns the convergence memo on with its records in that folder, as a
+	// hook run has it (docs/abi.md, "The convergence memo"); passes sharing it see each other's.
+	MemoDir string
 }
 
 // Outcome is what a pass did.
@@ -131,7 +134,8 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 	ids := &atomic.Int64{}
 	deps := hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, lo hook.LoadOptions) (plugin.Plugin, error) {
-			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger})
+			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger,
+				Memo: p.MemoDir != "", MemoDir: p.MemoDir, Environ: environ(env)})
 		},
 		NewKube: func() (hook.Kube, error) { return st, nil },
 		NewConnector: func(s hook.SecretReader, co hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
@@ -145,6 +149,17 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 		out.CRs = append(out.CRs, st.objects[k])
 	}
 	return out, nil
+}
+
+// environ lists env as the process environment would, for the memo's digest of the settings.
+func environ(env map[string]string) func() []string {
+	return func() []string {
+		out := make([]string, 0, len(env))
+		for k, v := range env {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
 }
 
 // ShellSandbox looks a variable up in env, and only the sandbox settings and the cache location

@@ -13,9 +13,11 @@ import (
 // Call is one OpenStack request a plugin made.
 type Call struct {
 	Cloud, Service, Method, Path string
-	Status                       int    // 0 when no response came back
-	Error                        string // the session's error
-	Sent                         bool
+	// Microversion is the one the request asked for ("" when none).
+	Microversion string
+	Status       int    // 0 when no response came back
+	Error        string // the session's error
+	Sent         bool
 	// Body is a write's request body; Planned says what a dry run answered in its place.
 	Body, Planned string
 	// Created is the id (or uuid) of what a sent POST made, when its answer names one.
@@ -67,7 +69,7 @@ type session struct {
 }
 
 func (s session) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {
-	c := Call{Cloud: s.cloud, Service: req.Service, Method: req.Method, Path: req.Path}
+	c := Call{Cloud: s.cloud, Service: req.Service, Method: req.Method, Path: req.Path, Microversion: req.Microversion}
 	if isWrite(req.Method) {
 		c.Body = string(req.Body)
 	}

@@ -88,6 +88,8 @@ type resultMessage struct {
 	Notes       []string          `json:"notes"`
 	ExtraStatus map[string]any    `json:"extra_status"`
 	Lifecycle   *lifecycleMessage `json:"lifecycle"`
+	// Unchanged asks for the result the host recorded, after an unchanged call that hit.
+	Unchanged bool `json:"unchanged"`
 }
 
 type lifecycleMessage struct {

@@ -46,6 +46,30 @@ func TestABIDocKernelTable(t *testing.T) {
 	}
 }
 
+// TestABIDocUserFunctions keeps docs/abi.md true about extism:host/user: each host function is
+// documented with its exact type.
+func TestABIDocUserFunctions(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/abi.md")
+	require.NoError(t, err)
+	types := func(s string) []api.ValueType {
+		var out []api.ValueType
+		for _, w := range regexp.MustCompile(`\bi(32|64)\b`).FindAllString(s, -1) {
+			out = append(out, map[string]api.ValueType{"i32": api.ValueTypeI32, "i64": api.ValueTypeI64}[w])
+		}
+		return out
+	}
+	for name, s := range userSignatures {
+		sig := regexp.MustCompile("(?m)`" + name + "`[^\n]*?`\\(([^)]*)\\) -> ([^`]*)`")
+		found := false
+		for _, m := range sig.FindAllStringSubmatch(string(doc), -1) {
+			if sigString(types(m[1]), types(m[2])) == sigString(s.Params, s.Results) {
+				found = true
+			}
+		}
+		assert.True(t, found, "docs/abi.md does not give %s its type %s", name, sigString(s.Params, s.Results))
+	}
+}
+
 // TestCHeaderMatchesTheHost keeps plugins-c/include/openstack_sync.h true: every kernel function
 // the host provides is declared with the host's exact types, and so is openstack_request. (A C
 // plugin imports only what it calls, so loading one would not check the rest.)
@@ -54,12 +78,16 @@ func TestCHeaderMatchesTheHost(t *testing.T) {
 	require.NoError(t, err)
 	decl := regexp.MustCompile(`(?m)^OS_(KERNEL|USER)\((\w+)\) (\w+) \w+\(([^)]*)\);`)
 	cType := func(c string) []api.ValueType {
+		c = strings.TrimPrefix(c, "const ")
+		if strings.Contains(c, "*") {
+			return []api.ValueType{api.ValueTypeI32} // a guest pointer in wasm32
+		}
 		switch strings.Fields(c)[0] {
 		case "void":
 			return nil
 		case "uint64_t", "ExtismPointer":
 			return []api.ValueType{api.ValueTypeI64}
-		case "int32_t", "uint8_t":
+		case "int32_t", "uint32_t", "uint8_t":
 			return []api.ValueType{api.ValueTypeI32}
 		}
 		t.Fatalf("openstack_sync.h: unexpected C type %q", c)

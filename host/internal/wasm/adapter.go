@@ -172,11 +172,21 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 	if err := g.ensure(ctx); err != nil {
 		return plugin.Result{}, err
 	}
+	if p.memo != nil && entry == EntryReconcile && obj.UID != "" {
+		ci.memo = &memoCall{store: p.memo, uid: obj.UID, input: input}
+	}
 	out, err := p.invoke(ctx, g.inst, ci, input)
 	var res resultMessage
 	var lc *plugin.Lifecycle
 	if err == nil && len(out) > 0 {
 		jerr := json.Unmarshal(out, &res)
+		if jerr == nil && res.Unchanged {
+			out, jerr = ci.memo.replay()
+			if jerr == nil {
+				res = resultMessage{}
+				jerr = json.Unmarshal(out, &res)
+			}
+		}
 		if jerr == nil {
 			lc, jerr = res.Lifecycle.toPlugin()
 		}
@@ -188,6 +198,7 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 			ci.log.Error("plugin call failed; its instance is discarded", "entry", ci.entry, "error", err.Error())
 		}
 	}
+	ci.memo.settle(err == nil, out, lc)
 	g.release(ctx)
 	if err != nil {
 		return plugin.Result{}, finish(ci, err)
@@ -227,6 +238,14 @@ func (p *Plugin) Close(ctx context.Context) error {
 	var errs []error
 	if p.pool != nil {
 		p.pool.close(ctx)
+	}
+	if p.memo != nil {
+		if err := p.memo.save(); err != nil {
+			// A cache: the next run reconciles in full what this one could not record.
+			p.log.Warn("cannot write the convergence memo; the next run reconciles every CR in full",
+				"file", p.memo.path, "error", err.Error())
+		}
+		p.memo = nil
 	}
 	if p.runtime != nil {
 		errs = append(errs, p.runtime.Close(ctx))

@@ -43,6 +43,9 @@ type callInfo struct {
 	permanent error
 	// refused counts the requests refused by the grant; only the first few are logged one by one.
 	refused int
+	// memo is the reconcile's use of the convergence memo; nil outside a reconcile or with the
+	// memo off.
+	memo *memoCall
 }
 
 // maxRefusalLogs is how many refused requests of one call are logged one by one: a guest retrying

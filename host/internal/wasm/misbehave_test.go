@@ -72,6 +72,14 @@ func TestMisbehavingGuestsAreContained(t *testing.T) {
 			call: reconcile(map[string]any{"mode": "huge"}), entry: "reconcile", kind: "abi", want: "exceed the output limit of 1048576 bytes"},
 		{name: "wild kernel offset", guest: "rawmock",
 			call: reconcile(map[string]any{"mode": "wild-offset"}), entry: "reconcile", kind: "abi", want: "load_u64: offset 1099511627776"},
+		{name: "bulk copy into memory the guest does not have", guest: "rawmock",
+			call: reconcile(map[string]any{"mode": "wild-input-read"}), entry: "reconcile", kind: "abi", want: "input_read: guest memory [4294967280,"},
+		{name: "bulk copy from memory the guest does not have", guest: "rawmock",
+			call: reconcile(map[string]any{"mode": "wild-block-write"}), entry: "reconcile", kind: "abi", want: "block_write: guest memory [4294967280,"},
+		{name: "bulk copy of a block that does not exist", guest: "rawmock",
+			call: reconcile(map[string]any{"mode": "wild-block-read"}), entry: "reconcile", kind: "abi", want: "block_read: offset 1099511627776 is not the start"},
+		{name: "evidence outside the guest's memory", guest: "rawmock",
+			call: reconcile(map[string]any{"mode": "wild-evidence"}), entry: "reconcile", kind: "abi", want: "unchanged: guest memory [4294967280,"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

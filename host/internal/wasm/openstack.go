@@ -16,20 +16,30 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 )
 
-// userSignatures are the host functions of extism:host/user.
+// userSignatures are the host functions of extism:host/user (docs/abi.md).
 var userSignatures = map[string]kernel.Signature{
 	"openstack_request": {Params: []api.ValueType{api.ValueTypeI64}, Results: []api.ValueType{api.ValueTypeI64}},
+	fnInputRead:         {Params: []api.ValueType{api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}, Results: []api.ValueType{api.ValueTypeI32}},
+	fnBlockRead:         {Params: []api.ValueType{api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}, Results: []api.ValueType{api.ValueTypeI32}},
+	fnBlockWrite:        {Params: []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, Results: []api.ValueType{api.ValueTypeI64}},
+	fnUnchanged:         {Params: []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, Results: []api.ValueType{api.ValueTypeI32}},
 }
 
 func instantiateUser(ctx context.Context, r wazero.Runtime, p *Plugin) error {
+	b := r.NewHostModuleBuilder(UserModule)
 	s := userSignatures["openstack_request"]
-	_, err := r.NewHostModuleBuilder(UserModule).NewFunctionBuilder().
+	b.NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
 			stack[0] = p.openstackRequest(ctx, stack[0])
 		}), s.Params, s.Results).
 		WithName("openstack_request").
-		Export("openstack_request").
-		Instantiate(ctx)
+		Export("openstack_request")
+	for name, fn := range map[string]api.GoModuleFunc{fnInputRead: inputRead, fnBlockRead: blockRead,
+		fnBlockWrite: blockWrite, fnUnchanged: p.unchangedCall} {
+		s := userSignatures[name]
+		b.NewFunctionBuilder().WithGoModuleFunction(fn, s.Params, s.Results).WithName(name).Export(name)
+	}
+	_, err := b.Instantiate(ctx)
 	return err
 }
 
@@ -88,6 +98,10 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 		return refuse("invalid_request", true, "openstack_request: decoding the request: %v", err)
 	}
 	req.Method = strings.ToUpper(req.Method)
+	if ci.memo != nil && memoWrites(req.Method) {
+		// Even a refused write means the plugin saw something to change.
+		ci.memo.wrote = true
+	}
 	switch {
 	case req.Service == "":
 		return refuse("invalid_request", true, "openstack_request: service is empty")

@@ -87,6 +87,20 @@ type Options struct {
 	// process can; host/internal/supervise kills the hook process). A module that overran a
 	// deadline before (MarkOverrun) runs with the checks on all the same.
 	Watch Watch
+	// Memo turns the convergence memo on (docs/abi.md, "The convergence memo"): a plugin that
+	// asks may skip the reconcile of a CR whose input and evidence are what a successful,
+	// write-free reconcile last saw, and the host reports that reconcile's result. The records
+	// live in the compilation cache directory; without one the memo stays off.
+	Memo bool
+	// MemoDir is where the memo's records live; default the memo folder of the compilation cache
+	// directory.
+	MemoDir string
+	// MemoMaxAge is the oldest record that may stand in for a full reconcile; default
+	// DefaultMemoMaxAge, or $OPENSTACK_SYNC_MEMO_MAX_AGE ("0" turns the memo off).
+	MemoMaxAge time.Duration
+	// Environ lists the environment, for the memo's digest of the plugin's configuration (every
+	// <PREFIX>_* variable); default os.Environ.
+	Environ func() []string
 	// Logger receives the plugin's log lines and the host's; default slog.Default().
 	Logger *slog.Logger
 }
@@ -146,6 +160,17 @@ func (o Options) fromEnv() (Options, error) {
 		}
 		o.Concurrency = n
 	}
+	if v, ok := o.LookupEnv(MemoMaxAgeEnv); ok && o.MemoMaxAge == 0 {
+		// Off is negative, so the zero value keeps meaning "the default".
+		d := time.Duration(-1)
+		if t := strings.TrimSpace(v); t != "0" {
+			var err error
+			if d, err = time.ParseDuration(t); err != nil || d <= 0 {
+				return o, fmt.Errorf("%s must be a positive duration such as 24h, or 0 to turn the memo off, got %q", MemoMaxAgeEnv, v)
+			}
+		}
+		o.MemoMaxAge = d
+	}
 	if v, ok := o.LookupEnv(EnvTrustedNoInterrupt); ok && !o.TrustedNoInterrupt {
 		switch v {
 		case "true":
@@ -188,6 +213,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.KernelMemoryBytes == 0 {
 		o.KernelMemoryBytes = DefaultKernelMemoryBytes
+	}
+	if o.MemoMaxAge == 0 {
+		o.MemoMaxAge = DefaultMemoMaxAge
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -50,6 +50,8 @@ type Plugin struct {
 	metadataJSON []byte
 	// native is the executable of a native build of the plugin (LoadNative), else "".
 	native string
+	// memo is the convergence memo's records (memo.go); nil when it is off.
+	memo *memoStore
 }
 
 var _ plugin.Plugin = (*Plugin)(nil)
@@ -184,6 +186,7 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		p.writeShaped(cacheDir, digest, wasmBytes)
 	}
 	wasmBytes = nil
+	p.memo = p.newMemo(cacheDir)
 	releaseMemory()
 	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
 	metrics.Observe(o.Metrics, metrics.PluginCompile, compileTime.Seconds(), p.name, cacheState(p.cache != nil))

@@ -17,3 +17,7 @@ var DecodeReconcile func(input []byte) (any, error)
 
 // SlowDecodes returns how many JSON values the PDK has handed to encoding/json so far.
 var SlowDecodes func() int64
+
+// EncodeResult encodes a *pdk.Result as the wasm entry point does and reports whether it is
+// pdk.Recorded's.
+var EncodeResult func(res any) (out []byte, recorded bool, err error)

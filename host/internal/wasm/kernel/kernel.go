@@ -228,6 +228,15 @@ func (s *State) span(fn string, off, n uint64) []byte {
 	return s.arena[off : off+n]
 }
 
+// Input returns the bytes of the call's input from off, at most n of them, for a host function
+// that copies them to the guest in one piece (the Extism ABI reads them 8 bytes per call).
+func (s *State) Input(fn string, off, n uint64) []byte {
+	if off > uint64(len(s.input)) {
+		fault(fn, "offset %d is past the end of the %d-byte input", off, len(s.input))
+	}
+	return s.input[off : off+min(n, uint64(len(s.input))-off)]
+}
+
 func (s *State) inputSpan(fn string, off, n uint64) []byte {
 	if off+n < off || off+n > uint64(len(s.input)) {
 		fault(fn, "offset %d (+%d bytes) is out of bounds of the %d-byte input", off, n, len(s.input))

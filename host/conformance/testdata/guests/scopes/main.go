@@ -9,6 +9,7 @@
 //	panic-on-bad   panics on a spec it cannot decode
 //	outside-grant  reads networks, which it was not granted
 //	tags           tags what it creates, which the collection refuses
+//	memo-spec-only gives the convergence memo its spec as evidence, not the scope it compares
 package main
 
 import (
@@ -34,6 +35,11 @@ type scope struct {
 	Description string `json:"description"`
 }
 
+// evidence is every field of the scope the plugin reads.
+func (s scope) evidence() []byte {
+	return fmt.Appendf(nil, "%q %q %d %q", s.ID, s.Name, s.IPVersion, s.Description)
+}
+
 func mode(ctx *pdk.Context) string { m, _ := ctx.Config("MODE"); return m }
 
 func list(ctx *pdk.Context, q url.Values) ([]scope, error) {
@@ -55,9 +61,15 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 	if s.Name == "" || (s.IPVersion != 4 && s.IPVersion != 6) {
 		return nil, pdk.WithReason("InvalidSpec", fmt.Errorf("spec.name must be set and spec.ip_version 4 or 6"))
 	}
+	if mode(ctx) == "memo-spec-only" && ctx.Unchanged(req.Spec) {
+		return pdk.Recorded(), nil
+	}
 	found, err := list(ctx, url.Values{"name": {s.Name}})
 	if err != nil {
 		return nil, err
+	}
+	if len(found) == 1 && mode(ctx) != "memo-spec-only" && ctx.Unchanged(found[0].evidence()) {
+		return pdk.Recorded(), nil
 	}
 	net := ctx.OpenStack("network")
 	if len(found) == 0 {

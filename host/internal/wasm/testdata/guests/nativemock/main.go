@@ -32,6 +32,14 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 		return nil, ctx.OpenStack("network").Delete("v2.0/networks/x", nil, nil)
 	case "fail":
 		return nil, pdk.WithReason("MockFailure", errors.New("mock failure on purpose"))
+	case "memo":
+		return memo(ctx, s)
+	case "memo-lie":
+		// Asks for the recorded result without asking the memo first.
+		return pdk.Recorded(), nil
+	case "memo-huge":
+		ctx.Unchanged(make([]byte, 5<<20))
+		return &pdk.Result{}, nil
 	}
 	ctx.Logf(pdk.LevelInfo, "reconciling %s", s.Name)
 	var thing struct {
@@ -45,11 +53,32 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 	return &pdk.Result{Notes: []string{s.Name}, ExtraStatus: map[string]any{"group_call": n}}, nil
 }
 
+// memo converges one thing through the convergence memo: the thing's JSON as the GET returned it
+// is the evidence; a miss logs "full reconcile", creates a missing thing and notes its size.
+func memo(ctx *pdk.Context, s spec) (*pdk.Result, error) {
+	things := ctx.OpenStack("network")
+	resp, err := things.Do(pdk.Request{Method: "GET", Path: "v2.0/things/" + s.Name})
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == 200 && ctx.Unchanged(resp.Body, []byte(s.Name)) {
+		return pdk.Recorded(), nil
+	}
+	ctx.Logf(pdk.LevelInfo, "full reconcile %s", s.Name)
+	if resp.StatusCode == 404 {
+		if err := things.Post("v2.0/things", map[string]any{"thing": map[string]string{"name": s.Name}}, nil); err != nil {
+			return nil, err
+		}
+	}
+	return &pdk.Result{Notes: []string{"thing is " + string(resp.Body)}, ExtraStatus: map[string]any{"thing_status": resp.StatusCode}}, nil
+}
+
 func init() {
 	pdk.Register(pdk.Plugin{
 		Metadata: pdk.Metadata{
 			Name: "nativemock", Noun: "native mock", EnvPrefix: "MOCK", BindingName: "mocks",
-			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things/*"}}},
+			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things/*"}},
+				{Service: "network", Methods: []string{"POST"}, Paths: []string{"v2.0/things"}}},
 		},
 		WaitForAPI: func(*pdk.Context) error { return nil },
 		Reconcile:  reconcile,

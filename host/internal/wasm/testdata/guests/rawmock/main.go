@@ -21,6 +21,18 @@ func loadU64(offset uint64) uint64
 //go:wasmimport extism:host/user openstack_request
 func openstackRequest(offset uint64) uint64
 
+//go:wasmimport extism:host/user input_read
+func inputRead(offset uint64, dst uint32, n uint32) uint32
+
+//go:wasmimport extism:host/user block_write
+func blockWrite(src uint32, n uint32) uint64
+
+//go:wasmimport extism:host/user block_read
+func blockRead(offset uint64, dst uint32, n uint32) uint32
+
+//go:wasmimport extism:host/user unchanged
+func unchanged(parts uint32, n uint32) uint32
+
 //go:wasmexport openstack_sync_abi_v1
 func abi() {}
 
@@ -119,6 +131,14 @@ func reconcile() int32 {
 		_ = extism.OutputJSON(map[string]any{"notes": []string{fmt.Sprintf("status sent: %v", in.Status != nil)}})
 	case "wild-offset":
 		loadU64(1 << 40)
+	case "wild-input-read":
+		inputRead(0, 0xfffffff0, 1<<20)
+	case "wild-block-write":
+		blockWrite(0xfffffff0, 1<<20)
+	case "wild-block-read":
+		blockRead(1<<40, 0, 8)
+	case "wild-evidence":
+		unchanged(0xfffffff0, 4)
 	default:
 		extism.OutputString(`{"notes":["raw ok"]}`)
 	}
