@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,14 +67,51 @@ func (s Spec) serviceType() string {
 	return s.ServiceType
 }
 
-var (
-	namePattern   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-	driverPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
-)
+// namePattern is what validName accepts, for the error message.
+const namePattern = `^[A-Za-z0-9._-]+$`
+
+// validName reports whether name matches namePattern. Not a regexp: regexp and regexp/syntax were
+// a tenth of the module's code for two patterns, and the host validates and loads all of it every
+// run (TestNamesAndDriversMatchThePatterns holds both to the patterns).
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !identChar(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// validDriver reports whether driver is a dotted Python path of at least two identifiers:
+// ^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$.
+func validDriver(driver string) bool {
+	parts := strings.Split(driver, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p[0] >= '0' && p[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if !identChar(p[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func identChar(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+}
 
 func (s Spec) validate() error {
 	var errs []string
-	if !namePattern.MatchString(s.Name) || len(s.Name) > 255 {
+	if !validName(s.Name) || len(s.Name) > 255 {
 		errs = append(errs, fmt.Sprintf("spec.name must match %s and be at most 255 characters; got %q", namePattern, s.Name))
 	}
 	if s.serviceType() != l3Service {
@@ -85,7 +121,7 @@ func (s Spec) validate() error {
 		errs = append(errs, "spec.service_profiles must list at least one profile")
 	}
 	for i, p := range s.ServiceProfiles {
-		if !driverPattern.MatchString(p.Driver) {
+		if !validDriver(p.Driver) {
 			errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].driver must be a dotted Python path; got %q", i, p.Driver))
 		}
 		for _, k := range profileMarkerKeys {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -331,4 +332,16 @@ func TestTheGroupDigestCoversEveryField(t *testing.T) {
 	}
 	assert.Equal(t, 5, reflect.TypeFor[profile]().NumField(), "a new profile field must join the digest")
 	assert.Equal(t, 6, reflect.TypeFor[flavor]().NumField(), "a new flavor field must join the digest")
+}
+
+// validName and validDriver accept exactly what the patterns the CRD documents do.
+func TestNamesAndDriversMatchThePatterns(t *testing.T) {
+	name := regexp.MustCompile(namePattern)
+	driver := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+	for _, s := range []string{"", "a", "edge-1", "a.b_c-D9", "a b", "a/b", "ü", "a\n", ".", "-", "_",
+		"neutron.services.l3_router.service_providers.single_node.SingleNodeDriver", "a.b", "a.", ".a", "a..b",
+		"1a.b", "a.1b", "_a._b", "a.b.c", "a-b.c", "ab", "A.B9_"} {
+		assert.Equal(t, name.MatchString(s), validName(s), "name %q", s)
+		assert.Equal(t, driver.MatchString(s), validDriver(s), "driver %q", s)
+	}
 }
