@@ -174,6 +174,12 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 		"unknown prune scope": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: "tenant"}, WaitForAPI: ok, Reconcile: rec},
 		"skip status with lifecycle": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true, SkipStatus: true},
 			WaitForAPI: ok, Reconcile: rec},
+		"status keys with skip status": {Metadata: Metadata{Name: "x", EnvPrefix: "X", SkipStatus: true, StatusKeys: []string{"id"}},
+			WaitForAPI: ok, Reconcile: rec},
+		"lifecycle status keys without id": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true, StatusKeys: []string{"resource"}},
+			WaitForAPI: ok, Reconcile: rec},
+		"status key twice": {Metadata: Metadata{Name: "x", EnvPrefix: "X", StatusKeys: []string{"a", "a"}}, WaitForAPI: ok, Reconcile: rec},
+		"empty status key": {Metadata: Metadata{Name: "x", EnvPrefix: "X", StatusKeys: []string{""}}, WaitForAPI: ok, Reconcile: rec},
 		"best effort prune with only delete": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true,
 			Cleanup: Cleanup{WhenPrune: CleanupBestEffortPrune}}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
 	}

@@ -2,9 +2,11 @@ package pdk
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // ABIVersion is the major version of the host ABI this package speaks (docs/abi.md). A host refuses
@@ -82,7 +84,15 @@ type Metadata struct {
 	// (docs/abi.md). Status is always nil for such a plugin. A Lifecycle plugin cannot set it:
 	// the lifecycle finds its resource by status.id.
 	SkipStatus bool `json:"skip_status,omitempty"`
+	// StatusKeys, when set, are the only top-level keys of the CR's status Reconcile reads: the
+	// host sends just those (a lifecycle plugin reads "id", which it then MUST list), sparing the
+	// guest decoding conditions and the observed resource for every CR (docs/abi.md). At most
+	// MaxStatusKeys keys of printable text; not with SkipStatus.
+	StatusKeys []string `json:"status_keys,omitempty"`
 }
+
+// MaxStatusKeys bounds Metadata.StatusKeys.
+const MaxStatusKeys = 16
 
 // PruneScope says what a plugin's ownership marker records (Metadata.PruneScope).
 type PruneScope string
@@ -295,6 +305,9 @@ func validate(p *Plugin) error {
 	if m.SkipStatus && m.Lifecycle {
 		return fmt.Errorf("plugin %q: Metadata.SkipStatus and Metadata.Lifecycle are both set, but the lifecycle reads status.id", m.Name)
 	}
+	if err := checkStatusKeys(*m); err != nil {
+		return fmt.Errorf("plugin %q: Metadata.StatusKeys: %w", m.Name, err)
+	}
 	if p.Delete != nil && !m.Lifecycle {
 		return fmt.Errorf("plugin %q: a Delete handler reports its outcome in Result.Lifecycle; set Metadata.Lifecycle", m.Name)
 	}
@@ -329,6 +342,34 @@ func validate(p *Plugin) error {
 		if g.Service == "" || len(g.Methods) == 0 || len(g.Paths) == 0 {
 			return fmt.Errorf("plugin %q: grant %d needs a service, methods and paths", m.Name, i)
 		}
+	}
+	return nil
+}
+
+// checkStatusKeys applies the host's rules for status_keys (docs/abi.md, "metadata"), so a plugin
+// learns of a mistake in its tests rather than at load.
+func checkStatusKeys(m Metadata) error {
+	if len(m.StatusKeys) == 0 {
+		return nil
+	}
+	if m.SkipStatus {
+		return errors.New("set with SkipStatus; a plugin that reads no status lists no keys")
+	}
+	if len(m.StatusKeys) > MaxStatusKeys {
+		return fmt.Errorf("%d keys; at most %d", len(m.StatusKeys), MaxStatusKeys)
+	}
+	seen := map[string]bool{}
+	for _, k := range m.StatusKeys {
+		if k == "" || len(k) > 63 || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return fmt.Errorf("key %q is not 1 to 63 printable characters without spaces", k)
+		}
+		if seen[k] {
+			return fmt.Errorf("key %q is listed twice", k)
+		}
+		seen[k] = true
+	}
+	if m.Lifecycle && !seen["id"] {
+		return errors.New(`a lifecycle plugin finds its resource by status.id, so the keys must include "id"`)
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ var metadata = pdk.Metadata{
 	},
 	Cleanup:   pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune},
 	Lifecycle: true,
+	// The plugin reads status.id and nothing else of the status: the host sends only that.
+	StatusKeys: []string{"id"},
 }
 
 func init() {

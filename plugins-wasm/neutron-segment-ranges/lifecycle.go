@@ -71,10 +71,8 @@ var (
 func (a actuator) ResourceID(r *segmentRange) string { return r.ID }
 
 func (a actuator) GetByID(_ context.Context, id string) (*segmentRange, lifecycle.Progress) {
-	for _, r := range a.idx.ranges {
-		if r.ID == id {
-			return &r, lifecycle.Done()
-		}
+	if r, ok := a.idx.byID(id); ok {
+		return &r, lifecycle.Done()
 	}
 	var resp struct {
 		Range segmentRange `json:"network_segment_range"`

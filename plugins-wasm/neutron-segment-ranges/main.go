@@ -27,7 +27,9 @@ var metadata = pdk.Metadata{
 		{Service: "network", Methods: []string{"GET", "PUT"}, Paths: []string{rangesPath + "/*"}},
 	},
 	Lifecycle: true,
-	Cleanup:   pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone},
+	// The plugin reads status.id and nothing else of the status: the host sends only that.
+	StatusKeys: []string{"id"},
+	Cleanup:    pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone},
 }
 
 func init() {
@@ -99,10 +101,6 @@ func unchanged(ctx *pdk.Context, req *pdk.ReconcileRequest) bool {
 	if err != nil {
 		return false
 	}
-	for _, r := range idx.ranges {
-		if r.ID == id {
-			return ctx.Unchanged(r.evidence())
-		}
-	}
-	return false
+	r, ok := idx.byID(id)
+	return ok && ctx.Unchanged(r.evidence())
 }

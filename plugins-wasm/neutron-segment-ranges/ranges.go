@@ -145,6 +145,26 @@ func (e *immutableError) Error() string { return e.msg }
 // therefore costs one list however many CRs it has.
 type index struct {
 	ranges []segmentRange
+	// at is each range's position by id, built on first use: a group of N CRs bound by id would
+	// otherwise scan the list N times (a million comparisons at 1,000, in the sandbox ~75 µs a CR).
+	at map[string]int
+}
+
+// byID returns the range with id, as the index holds it.
+func (idx *index) byID(id string) (segmentRange, bool) {
+	if idx.at == nil {
+		idx.at = make(map[string]int, len(idx.ranges))
+		for i, r := range idx.ranges {
+			if _, dup := idx.at[r.ID]; !dup {
+				idx.at[r.ID] = i
+			}
+		}
+	}
+	i, ok := idx.at[id]
+	if !ok {
+		return segmentRange{}, false
+	}
+	return idx.ranges[i], true
 }
 
 func loadIndex(svc *pdk.ServiceClient) (*index, error) {
@@ -171,12 +191,11 @@ func (idx *index) find(s Spec) []segmentRange {
 }
 
 func (idx *index) put(r segmentRange) {
-	for i := range idx.ranges {
-		if idx.ranges[i].ID == r.ID {
-			idx.ranges[i] = r
-			return
-		}
+	if _, ok := idx.byID(r.ID); ok {
+		idx.ranges[idx.at[r.ID]] = r
+		return
 	}
+	idx.at[r.ID] = len(idx.ranges)
 	idx.ranges = append(idx.ranges, r)
 }
 

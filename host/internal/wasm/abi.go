@@ -60,6 +60,57 @@ type metadataMessage struct {
 	// SkipStatus declares that the plugin never reads the CR's status: reconcile inputs go
 	// without it, which spares the guest decoding it for every CR (docs/abi.md).
 	SkipStatus bool `json:"skip_status,omitempty"`
+	// StatusKeys, when set, are the only top-level status keys the plugin reads: reconcile inputs
+	// carry just those (docs/abi.md).
+	StatusKeys []string `json:"status_keys,omitempty"`
+}
+
+// maxStatusKeys bounds metadata status_keys.
+const maxStatusKeys = 16
+
+// checkStatusKeys refuses status_keys the host could not honour or a lifecycle could not work
+// with; the pdk applies the same rules when a plugin registers.
+func (m *metadataMessage) checkStatusKeys() error {
+	if len(m.StatusKeys) == 0 {
+		return nil
+	}
+	if m.SkipStatus {
+		return fmt.Errorf("status_keys is set but so is skip_status; a plugin that reads no status lists no keys")
+	}
+	if len(m.StatusKeys) > maxStatusKeys {
+		return fmt.Errorf("status_keys lists %d keys; at most %d", len(m.StatusKeys), maxStatusKeys)
+	}
+	seen := map[string]bool{}
+	for _, k := range m.StatusKeys {
+		if k == "" || len(k) > 63 || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return fmt.Errorf("status_keys: key %q is not 1 to 63 printable characters without spaces", cut(k))
+		}
+		if seen[k] {
+			return fmt.Errorf("status_keys: key %q is listed twice", k)
+		}
+		seen[k] = true
+	}
+	if m.Lifecycle && !seen["id"] {
+		return fmt.Errorf(`status_keys must include "id": a lifecycle plugin finds its resource by status.id`)
+	}
+	return nil
+}
+
+// statusFor is the status a reconcile input carries for a plugin that declared what it reads.
+func (m *metadataMessage) statusFor(status map[string]any) map[string]any {
+	switch {
+	case m.SkipStatus || status == nil:
+		return nil
+	case len(m.StatusKeys) == 0:
+		return status
+	}
+	out := make(map[string]any, len(m.StatusKeys))
+	for _, k := range m.StatusKeys {
+		if v, ok := status[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Values of metadataMessage.PruneScope.

@@ -154,10 +154,8 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 	obj := req.Object
 	ci := &callInfo{entry: entry, session: s, object: &obj,
 		log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
-	status := req.Status
-	if p.declared.SkipStatus {
-		status = nil // the plugin never reads it; decoding it was most of a converged CR's input
-	}
+	// Only what the plugin reads: decoding the rest was most of a converged CR's input.
+	status := p.declared.statusFor(req.Status)
 	input, err := json.Marshal(reconcileMessage{ABIVersion: ABIVersion, Object: objectMessage{
 		APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID,
 		Generation: obj.Generation}, Spec: req.Spec, Status: status})

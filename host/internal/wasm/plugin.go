@@ -277,6 +277,9 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	if m.SkipStatus && m.Lifecycle {
 		return nil, refuse("skip_status is true but so is lifecycle: a lifecycle plugin finds its resource by status.id")
 	}
+	if err := m.checkStatusKeys(); err != nil {
+		return nil, refuse("%v", err)
+	}
 	if _, _, err := m.cleanupPolicies(); err != nil {
 		return nil, refuse("%v", err)
 	}

@@ -189,3 +189,31 @@ func TestAnInstanceNeverServesTwoCredentialGroups(t *testing.T) {
 	use("a later checkout", inst.id)
 	p.pool.put(ctx, inst)
 }
+
+// status_keys: the host refuses what it could not honour and sends only the keys listed.
+func TestStatusKeys(t *testing.T) {
+	for name, c := range map[string]struct {
+		m    metadataMessage
+		want string
+	}{
+		"with skip_status":     {metadataMessage{SkipStatus: true, StatusKeys: []string{"id"}}, "but so is skip_status"},
+		"lifecycle without id": {metadataMessage{Lifecycle: true, StatusKeys: []string{"resource"}}, `must include "id"`},
+		"twice":                {metadataMessage{StatusKeys: []string{"id", "id"}}, `"id" is listed twice`},
+		"empty":                {metadataMessage{StatusKeys: []string{""}}, "not 1 to 63 printable"},
+		"a newline":            {metadataMessage{StatusKeys: []string{"a\nb"}}, "not 1 to 63 printable"},
+		"too many":             {metadataMessage{StatusKeys: strings.Split("a b c d e f g h i j k l m n o p q", " ")}, "at most 16"},
+	} {
+		err := c.m.checkStatusKeys()
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
+	m := metadataMessage{Lifecycle: true, StatusKeys: []string{"id", "absent"}}
+	require.NoError(t, m.checkStatusKeys())
+	status := map[string]any{"id": "r1", "syncStatus": "Synced", "conditions": []any{map[string]any{"type": "Ready"}}}
+	assert.Equal(t, map[string]any{"id": "r1"}, m.statusFor(status), "only the keys listed, and only those present")
+	assert.Nil(t, m.statusFor(nil))
+	all := metadataMessage{}
+	assert.Equal(t, status, all.statusFor(status), "no keys: the whole status")
+	skip := metadataMessage{SkipStatus: true}
+	assert.Nil(t, skip.statusFor(status))
+}
