@@ -247,7 +247,7 @@ func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 			return false
 		}
 		if r := l.resourcePatch(current); r != nil {
-			w, err := normalize(r)
+			w, err := normalizeValue(r)
 			if err != nil {
 				return false
 			}
@@ -260,7 +260,7 @@ func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 		if isOwnKey(k) || (o.Lifecycle != nil && (k == "id" || k == "resource")) {
 			continue
 		}
-		w, err := normalize(want)
+		w, err := normalizeValue(want)
 		if err != nil {
 			return false
 		}
@@ -332,10 +332,18 @@ func equalJSON(a, b any) bool {
 	case bool:
 		av, ok := a.(bool)
 		return ok && av == bv
+	case json.Number:
+		// Both read from JSON (a stored status, a plugin's number normalized): the same text.
+		if an, ok := a.(json.Number); ok && validNumber(string(an)) && validNumber(string(bv)) {
+			return an == bv
+		}
 	case int64:
-		if an, ok := a.(json.Number); ok {
+		if an, ok := a.(json.Number); ok && validNumber(string(an)) {
 			return an.String() == strconv.FormatInt(bv, 10)
 		}
+	}
+	if eq, ok := equalNormal(a, b); ok {
+		return eq
 	}
 	na, errA := normalize(a)
 	nb, errB := normalize(b)
