@@ -47,7 +47,18 @@ func Read(path string) ([]Context, error) {
 		return nil, errorf("failed to read binding context: %v", err)
 	}
 	defer f.Close()
-	return decode(bufio.NewReaderSize(f, 64<<10))
+	const bufSize = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if out, ok := scanDecode(f, bufSize); ok {
+			return out, nil
+		}
+		// Anything scanDecode declines (a syntax error above all) is read again by encoding/json,
+		// whose answer and error text are the contract's.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, errorf("failed to read binding context: %v", err)
+		}
+	}
+	return decodeStream(bufio.NewReaderSize(f, bufSize))
 }
 
 // Parse decodes a binding-context document.
@@ -58,10 +69,15 @@ func Read(path string) ([]Context, error) {
 // decoded) and the framework never reads them, so a snapshot of 5,000 CRs held whole cost the
 // hook hundreds of MiB. Everything else of every context is kept as decoded JSON (numbers as json.Number).
 func Parse(data []byte) ([]Context, error) {
-	return decode(bytes.NewReader(data))
+	if out, ok := scanBytes(data); ok {
+		return out, nil
+	}
+	return decodeStream(bytes.NewReader(data))
 }
 
-func decode(r io.Reader) ([]Context, error) {
+// decodeStream is the reference decoding, with encoding/json's streaming decoder: scanDecode
+// gives the same answer faster, and hands everything else (errors first) to it.
+func decodeStream(r io.Reader) ([]Context, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	fail := func(err error) ([]Context, error) {

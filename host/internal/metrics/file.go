@@ -23,13 +23,26 @@ const PathEnv = "METRICS_PATH"
 type File struct {
 	mu     sync.Mutex
 	series map[string]*series
-	errs   []error
+	// byID finds a series again without building its labels and key (seriesID).
+	byID map[seriesID]*series
+	errs []error
 }
 
 // NewFile starts recording one run.
 func NewFile() *File {
-	return &File{series: map[string]*series{}}
+	return &File{series: map[string]*series{}, byID: map[seriesID]*series{}}
 }
+
+// seriesID names a series of a metric with at most maxIDLabels labels, by its label values in the
+// metric's own order. Recording runs per CR and per OpenStack request; building a labels map and
+// a sorted key for each cost more than the count it adds to.
+type seriesID struct {
+	def    *Def
+	typ    Type
+	values [maxIDLabels]string
+}
+
+const maxIDLabels = 4
 
 // series is one labelled time series, or one labelled histogram.
 type series struct {
@@ -64,6 +77,13 @@ func (f *File) get(d *Def, t Type, values []string) *series {
 		f.errs = append(f.errs, err)
 		return nil
 	}
+	id, fast := seriesID{def: d, typ: t}, len(values) <= maxIDLabels
+	if fast {
+		copy(id.values[:], values)
+		if s := f.byID[id]; s != nil {
+			return s
+		}
+	}
 	labels := make(map[string]string, len(values))
 	for i, n := range d.Labels {
 		labels[n] = values[i]
@@ -77,6 +97,9 @@ func (f *File) get(d *Def, t Type, values []string) *series {
 			s.Counts = make([]uint64, len(d.Buckets)+1)
 		}
 		f.series[k] = s
+	}
+	if fast {
+		f.byID[id] = s
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package status
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"testing"
 	"time"
 )
@@ -27,7 +28,16 @@ func FuzzCurrentStatus(f *testing.F) {
 		}
 		o := Outcome{Synced: synced, Message: message, Extra: map[string]any{"info": current["info"]}}
 		g := int64(3)
-		IsCurrent(o, &g, current)
+		for _, c := range []struct {
+			o   Outcome
+			gen *int64
+		}{{o, &g}, {o, nil}, {Outcome{Message: message, Reason: "Quota"}, &g},
+			{Outcome{Synced: synced, Message: message, Lifecycle: &Lifecycle{Available: "Unknown", Reason: ReasonProgressing, Message: message}}, &g},
+			{Outcome{Synced: synced, Message: message, Lifecycle: &Lifecycle{Available: "True", Reason: ReasonSuccess}}, &g}} {
+			if got, want := IsCurrent(c.o, c.gen, current), isCurrentByConditionMaps(c.o, c.gen, current); got != want {
+				t.Fatalf("IsCurrent %v, the comparison of every condition map %v: %+v on %s", got, want, c.o, data)
+			}
+		}
 		body, err := json.Marshal(Body(o, &g, current, time.Unix(0, 0)))
 		if err != nil {
 			t.Fatalf("marshal body: %v", err)
@@ -66,4 +76,35 @@ func hasNull(v any) bool {
 		}
 	}
 	return false
+}
+
+// isCurrentByConditionMaps is IsCurrent as it was before it compared conditions field by field:
+// each desired condition built as the map Body writes, each of its keys compared by equalJSON.
+func isCurrentByConditionMaps(o Outcome, generation *int64, current map[string]any) bool {
+	if len(current) == 0 || current["syncStatus"] != o.syncStatus() || current["message"] != o.message() {
+		return false
+	}
+	if generation != nil && !equalJSON(current["observedGeneration"], *generation) {
+		return false
+	}
+	for _, cond := range o.conditions(generation) {
+		old := findCondition(current, cond["type"].(string))
+		if old == nil {
+			return false
+		}
+		for k, want := range cond {
+			if have, ok := old[k]; !ok || !equalJSON(have, want) {
+				return false
+			}
+		}
+	}
+	// The rest (lifecycle id and resource, extra keys) is unchanged: compare it through IsCurrent
+	// with the conditions made current.
+	withConds := maps.Clone(current)
+	var conds []any
+	for _, cond := range o.conditions(generation) {
+		conds = append(conds, map[string]any(cond))
+	}
+	withConds["conditions"] = conds
+	return IsCurrent(o, generation, withConds)
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sync states and the Ready condition's default reasons.
@@ -89,10 +90,10 @@ func SyncedMessage(noun string, notes []string) string {
 
 // Truncate shortens text to max characters, ending in "..." when cut.
 func Truncate(text string, max int) string {
-	r := []rune(text)
-	if len(r) <= max {
-		return text
+	if len(text) <= max || utf8.RuneCountInString(text) <= max {
+		return text // no copy of the runes of every message that fits
 	}
+	r := []rune(text)
 	return string(r[:max-3]) + "..."
 }
 
@@ -113,37 +114,54 @@ func (o Outcome) syncStatus() string {
 	return Failed
 }
 
-// conditions are the desired conditions without their transition times: Ready, then for a
-// lifecycle CR Available and Progressing.
-func (o Outcome) conditions(generation *int64) []map[string]any {
-	out := []map[string]any{o.condition(generation)}
+// cond is one desired condition without its transition time (and its observedGeneration, which is
+// the CR's generation when known).
+type cond struct{ typ, status, reason, message string }
+
+// conds are the desired conditions for a message of msg (o.message()): Ready, then for a
+// lifecycle CR Available and Progressing. IsCurrent compares them as they are; Body writes them.
+func (o Outcome) conds(msg string) []cond {
+	ready := cond{typ: ConditionReady, status: "False", reason: ReasonFailedReconcile, message: msg}
+	switch {
+	case o.Synced:
+		ready.status, ready.reason = "True", ReasonReconciled
+	case o.Reason != "":
+		ready.reason = o.Reason
+	}
 	l := o.Lifecycle
 	if l == nil {
-		return out
+		return []cond{ready}
 	}
-	avail := map[string]any{"type": ConditionAvailable, "status": l.Available, "reason": l.Reason}
+	avail := cond{typ: ConditionAvailable, status: l.Available, reason: l.Reason}
 	switch {
 	case l.Available == "True":
-		avail["reason"], avail["message"] = ReasonSuccess, "The OpenStack resource is available"
+		avail.reason, avail.message = ReasonSuccess, "The OpenStack resource is available"
 	case l.Message != "":
-		avail["message"] = Text(l.Message)
+		avail.message = Text(l.Message)
 	default:
-		avail["message"] = "The OpenStack resource is not available"
+		avail.message = "The OpenStack resource is not available"
 	}
-	prog := map[string]any{"type": ConditionProgressing, "status": "False", "reason": l.Reason,
-		"message": Text(l.Message)}
+	prog := cond{typ: ConditionProgressing, status: "False", reason: l.Reason, message: Text(l.Message)}
 	if l.Reason == ReasonProgressing || l.Reason == ReasonTransientError {
 		// Still on its way, or failed in a way the next run may fix: the CR is not settled.
-		prog["status"] = "True"
+		prog.status = "True"
 	}
 	if l.Reason == ReasonSuccess && l.Message == "" {
-		prog["message"] = "The OpenStack resource is up to date"
+		prog.message = "The OpenStack resource is up to date"
 	}
-	for _, c := range []map[string]any{avail, prog} {
+	return []cond{ready, avail, prog}
+}
+
+// conditions are the desired conditions as the status holds them, without their transition times.
+func (o Outcome) conditions(generation *int64) []map[string]any {
+	cs := o.conds(o.message())
+	out := make([]map[string]any, 0, len(cs))
+	for _, c := range cs {
+		m := map[string]any{"type": c.typ, "status": c.status, "reason": c.reason, "message": c.message}
 		if generation != nil {
-			c["observedGeneration"] = *generation
+			m["observedGeneration"] = *generation
 		}
-		out = append(out, c)
+		out = append(out, m)
 	}
 	return out
 }
@@ -162,23 +180,6 @@ func (l *Lifecycle) resourcePatch(current map[string]any) map[string]any {
 		}
 	}
 	return patch
-}
-
-// condition is the desired Ready condition without its transition time.
-func (o Outcome) condition(generation *int64) map[string]any {
-	c := map[string]any{"type": ConditionReady, "status": "False", "message": o.message()}
-	switch {
-	case o.Synced:
-		c["status"], c["reason"] = "True", ReasonReconciled
-	case o.Reason != "":
-		c["reason"] = o.Reason
-	default:
-		c["reason"] = ReasonFailedReconcile
-	}
-	if generation != nil {
-		c["observedGeneration"] = *generation
-	}
-	return c
 }
 
 // Body is the merge-patch body {"status": {...}} for outcome o on a CR at generation; current is
@@ -222,20 +223,21 @@ func Body(o Outcome, generation *int64, current map[string]any, now time.Time) m
 
 // IsCurrent reports whether current already says everything Body would write, timestamps aside.
 func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
-	if len(current) == 0 || current["syncStatus"] != o.syncStatus() ||
-		current["message"] != o.message() {
+	msg := o.message()
+	if len(current) == 0 || current["syncStatus"] != o.syncStatus() || current["message"] != msg {
 		return false
 	}
 	if generation != nil && !equalJSON(current["observedGeneration"], *generation) {
 		return false
 	}
-	for _, cond := range o.conditions(generation) {
-		old := findCondition(current, cond["type"].(string))
-		if old == nil {
+	for _, c := range o.conds(msg) {
+		old := findCondition(current, c.typ)
+		if old == nil || !hasString(old, "status", c.status) || !hasString(old, "reason", c.reason) ||
+			!hasString(old, "message", c.message) {
 			return false
 		}
-		for k, want := range cond {
-			if have, ok := old[k]; !ok || !equalJSON(have, want) {
+		if generation != nil {
+			if have, ok := old["observedGeneration"]; !ok || !equalJSON(have, *generation) {
 				return false
 			}
 		}
@@ -245,7 +247,7 @@ func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 			return false
 		}
 		if r := l.resourcePatch(current); r != nil {
-			w, err := normalize(r)
+			w, err := normalizeValue(r)
 			if err != nil {
 				return false
 			}
@@ -258,7 +260,7 @@ func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 		if isOwnKey(k) || (o.Lifecycle != nil && (k == "id" || k == "resource")) {
 			continue
 		}
-		w, err := normalize(want)
+		w, err := normalizeValue(want)
 		if err != nil {
 			return false
 		}
@@ -294,6 +296,12 @@ func mergeKeeps(have any, present bool, want any) bool {
 	}
 }
 
+// hasString reports m[k] set to the string want (equalJSON of a string, without the interface).
+func hasString(m map[string]any, k, want string) bool {
+	have, ok := m[k].(string)
+	return ok && have == want
+}
+
 func isOwnKey(k string) bool {
 	switch k {
 	case "syncStatus", "lastSyncTime", "message", "conditions", "observedGeneration":
@@ -324,10 +332,18 @@ func equalJSON(a, b any) bool {
 	case bool:
 		av, ok := a.(bool)
 		return ok && av == bv
+	case json.Number:
+		// Both read from JSON (a stored status, a plugin's number normalized): the same text.
+		if an, ok := a.(json.Number); ok && validNumber(string(an)) && validNumber(string(bv)) {
+			return an == bv
+		}
 	case int64:
-		if an, ok := a.(json.Number); ok {
+		if an, ok := a.(json.Number); ok && validNumber(string(an)) {
 			return an.String() == strconv.FormatInt(bv, 10)
 		}
+	}
+	if eq, ok := equalNormal(a, b); ok {
+		return eq
 	}
 	na, errA := normalize(a)
 	nb, errB := normalize(b)

@@ -80,6 +80,10 @@ func TestMessages(t *testing.T) {
 	assert.Equal(t, "Successfully reconciled widget", SyncedMessage("widget", nil))
 	assert.Equal(t, "Successfully reconciled widget; needs manual action: a; b", SyncedMessage("widget", []string{"a", "b"}))
 	assert.Equal(t, "abc", Truncate("abc", 3))
+	// Truncation counts characters, not bytes.
+	assert.Equal(t, "ééé", Truncate("ééé", 3), "6 bytes, 3 characters")
+	assert.Equal(t, "é...", Truncate("ééééé", 4))
+	assert.Equal(t, "\uFFFD...", Truncate("\xff\xff\xff\xff\xff", 4), "an invalid byte is one character")
 	long := strings.Repeat("x", 3000)
 	got := Truncate(long, MaxMessage)
 	assert.Len(t, got, MaxMessage)

@@ -22,6 +22,9 @@ const (
 // (ESC [ ... final byte, ESC ] ... BEL/ST) are removed, and every other control or format
 // character (NUL, line breaks, tabs, bidi overrides) becomes a space; runs of spaces collapse.
 func Clean(text string) string {
+	if printableASCII(text) {
+		return text // every status message a converged CR compares, without a rune decoded
+	}
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	if !strings.ContainsFunc(text, unsafeRune) {
 		return text
@@ -47,6 +50,16 @@ func Clean(text string) string {
 		b.WriteRune(r)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// printableASCII reports text made of printable ASCII alone, which Clean keeps as it is.
+func printableASCII(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func unsafeRune(r rune) bool {
