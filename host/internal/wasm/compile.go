@@ -139,8 +139,8 @@ func memarg(r *reader) {
 // compileWithin compiles the checked module and gives up at timeout with a *LoadError naming the
 // module and the knob; r then belongs to compileWithin, which closes it once the compile returns. wazero stops between functions when ctx ends; one function already being
 // compiled finishes in the background, bounded by checkBody, while the hook exits with the error.
-func compileWithin(ctx context.Context, path string, r wazero.Runtime, b []byte, timeout time.Duration) (wazero.CompiledModule, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func compileWithin(parent context.Context, path string, r wazero.Runtime, b []byte, timeout time.Duration) (wazero.CompiledModule, error) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	type result struct {
 		m   wazero.CompiledModule
@@ -164,7 +164,7 @@ func compileWithin(ctx context.Context, path string, r wazero.Runtime, b []byte,
 	select {
 	case res := <-done:
 		if res.err != nil && ctx.Err() != nil {
-			return nil, compileTimeout(path, timeout)
+			return nil, compileStopped(parent, path, timeout)
 		}
 		return res.m, res.err
 	case <-ctx.Done():
@@ -174,8 +174,17 @@ func compileWithin(ctx context.Context, path string, r wazero.Runtime, b []byte,
 			<-done
 			r.Close(context.Background())
 		}()
-		return nil, compileTimeout(path, timeout)
+		return nil, compileStopped(parent, path, timeout)
 	}
+}
+
+// compileStopped names why a compile ended early: the caller's context (the hook stopping on
+// SIGTERM, say), or the compile's own deadline.
+func compileStopped(parent context.Context, path string, timeout time.Duration) error {
+	if err := parent.Err(); err != nil {
+		return &LoadError{Path: path, Reason: "compiling was stopped", Err: err}
+	}
+	return compileTimeout(path, timeout)
 }
 
 func compileTimeout(path string, timeout time.Duration) error {

@@ -93,3 +93,22 @@ func TestCompileDeadlineNamesTheModule(t *testing.T) {
 		t.Logf("with cache %v: gave up after %v", cached, time.Since(start))
 	}
 }
+
+// A compile the caller stops (the hook on SIGTERM) says so, not that it ran out of time.
+func TestAStoppedCompileSaysSo(t *testing.T) {
+	m := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints()}
+	for i := range 64 {
+		m.Exports = append(m.Exports, wasmtest.Func{Name: fmt.Sprint("slow", i), Body: nestedBlocks(maxNesting)})
+	}
+	path := filepath.Join(t.TempDir(), "slow.wasm")
+	require.NoError(t, os.WriteFile(path, m.Encode(), 0o644))
+	o, _ := testOptions(t)
+	o.NoCache = true
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := Load(ctx, path, o)
+	var le *LoadError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), "wasm plugin "+path+": compiling was stopped: context deadline exceeded")
+	assert.NotContains(t, err.Error(), CompileTimeoutEnv)
+}
