@@ -421,3 +421,19 @@ func TestCPUProfile(t *testing.T) {
 	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
 	assert.Contains(t, h.stderr.String(), hook.ProfileEnv+": not profiling")
 }
+
+// OPENSTACK_SYNC_TRACE writes an execution trace of the run; an unwritable path only warns.
+func TestExecutionTrace(t *testing.T) {
+	h := newHarness(t)
+	out := filepath.Join(t.TempDir(), "run.trace")
+	h.env[hook.TraceEnv] = out
+	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "go 1."), "a Go execution trace was written: %.16q", b)
+
+	h = newHarness(t)
+	h.env[hook.TraceEnv] = filepath.Join(t.TempDir(), "missing", "run.trace")
+	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
+	assert.Contains(t, h.stderr.String(), hook.TraceEnv+": not tracing")
+}

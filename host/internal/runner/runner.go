@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync"
@@ -175,7 +176,9 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		// deletes (failureScope).
 		summary(withErrors)
 	}
+	region := trace.StartRegion(ctx, "prune")
 	pruned, failed, skipped := rn.prune(ctx, policy, plan, scope)
+	region.End()
 	releasable := plan.Deleted
 	held := 0
 	switch {
@@ -235,13 +238,18 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 		}
 		return len(crs), 0
 	}
+	region := trace.StartRegion(ctx, "connect")
 	s, err := rn.Connector.Connect(ctx, creds)
+	region.End()
 	if err != nil {
 		log.Error(MsgConnectFailed, "error", err.Error())
 		return failAll("OpenStack connection failed: " + err.Error())
 	}
 	rn.sessions[creds] = s
-	if err := rn.waitForAPI(ctx, log, s); err != nil {
+	region = trace.StartRegion(ctx, "wait for API")
+	err = rn.waitForAPI(ctx, log, s)
+	region.End()
+	if err != nil {
 		log.Error(MsgAPIUnavailable, "error", err.Error())
 		return failAll("OpenStack API unavailable: " + err.Error())
 	}
@@ -259,6 +267,7 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 			}
 		}
 	}()
+	defer trace.StartRegion(ctx, "reconcile group").End()
 	for range workers {
 		cache, err := rn.Plugin.NewCache(ctx)
 		if err != nil {
