@@ -154,7 +154,7 @@ func deps(sb sandbox) hook.Deps {
 	return hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger,
-				Metrics: o.Metrics, Watch: sb.watch, TrustedNoInterrupt: sb.trusted, Memo: true})
+				Metrics: o.Metrics, Watch: sb.watch, TrustedNoInterrupt: sb.trusted, Memo: true, KnownMetadata: o.KnownMetadata})
 		},
 		ReadMetadata: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
 			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})

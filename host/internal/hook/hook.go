@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -39,6 +40,11 @@ type LoadOptions struct {
 	Logger *slog.Logger
 	// Metrics receives compile times and sandbox refusals; nil records nothing.
 	Metrics metrics.Recorder
+	// KnownMetadata, when set, is called once the loader knows the plugin's metadata without
+	// running it (wasm: a module this node loaded before), before the load is done; a loader MAY
+	// never call it, MUST call it before LoadPlugin returns, and MUST NOT call it with metadata
+	// other than what the loaded plugin reports.
+	KnownMetadata func(plugin.Metadata)
 }
 
 // SecretReader reads credential Secrets; the OpenStack connector uses it.
@@ -168,8 +174,10 @@ func recoverPanic(log *slog.Logger, code *int) {
 	*code = ExitFail
 }
 
-func load(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger) (plugin.Plugin, plugin.Metadata, error) {
-	p, err := deps.LoadPlugin(ctx, f.plugin, LoadOptions{EnvPrefix: f.envPrefix, LookupEnv: lookupEnv, Logger: log})
+func load(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger,
+	known func(plugin.Metadata)) (plugin.Plugin, plugin.Metadata, error) {
+	p, err := deps.LoadPlugin(ctx, f.plugin, LoadOptions{EnvPrefix: f.envPrefix, LookupEnv: lookupEnv, Logger: log,
+		KnownMetadata: known})
 	if err != nil {
 		return nil, plugin.Metadata{}, fmt.Errorf("loading plugin %s: %w", f.plugin, err)
 	}
@@ -195,7 +203,7 @@ func completeMetadata(f flags, meta plugin.Metadata) (plugin.Metadata, error) {
 // loader can.
 func configMetadata(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, log *slog.Logger) (plugin.Metadata, error) {
 	if deps.ReadMetadata == nil {
-		p, meta, err := load(ctx, deps, f, lookupEnv, log)
+		p, meta, err := load(ctx, deps, f, lookupEnv, log, nil)
 		if err == nil {
 			closePlugin(ctx, p, log)
 		}
@@ -241,7 +249,9 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	obs := startObserving(deps, f, name, lookupEnv)
 	defer func() { obs.finish(code, log) }()
 	path, _ := lookupEnv("BINDING_CONTEXT_PATH")
+	region := trace.StartRegion(ctx, "read binding context")
 	contexts, err := bindingctx.Read(path)
+	region.End()
 	if err != nil {
 		log.Error(err.Error())
 		return ExitFail
@@ -256,8 +266,16 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Debug("progress run with no Progressing CR; nothing to do")
 		return ExitOK
 	}
+	kube := &lazyKube{newKube: deps.NewKube}
+	// While the module compiles, the first credential group connects (docs/contract.md,
+	// Decision 16): ahead holds that work when the loader told the metadata early.
+	var early *ahead
+	defer func() { early.wait() }()
+	known := func(m plugin.Metadata) { early = prepareAhead(ctx, deps, f, m, contexts, kube, obs, lookupEnv, root) }
 	// The loader names the plugin on its own lines, so it gets the logger without a plugin attribute.
-	p, meta, err := obs.load(ctx, deps, f, lookupEnv, root)
+	region = trace.StartRegion(ctx, "load plugin")
+	p, meta, err := obs.load(ctx, deps, f, lookupEnv, root, known)
+	region.End()
 	if err != nil {
 		log.Error(err.Error())
 		return ExitFail
@@ -265,6 +283,11 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	defer closePlugin(ctx, p, log)
 	log = root.With("plugin", meta.Name)
 	obs.plugin = meta.Name
+	if early != nil && early.meta != meta {
+		// A loader breaking its promise must not leave the run on another plugin's plan.
+		early.wait()
+		early = nil
+	}
 	enabled, err := hookenv.Enabled(lookupEnv, meta.EnvPrefix)
 	if err != nil {
 		log.Error(err.Error())
@@ -275,9 +298,12 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Error(err.Error())
 		return ExitFail
 	}
-	kube := &lazyKube{newKube: deps.NewKube}
-	// The session names the plugin on its own lines (and in its User-Agent), so it gets the root logger.
-	connector := deps.NewConnector(kube, ConnectorOptions{Plugin: meta.Name, RequestLimit: limit, Metrics: obs.recorder()}, root)
+	var connector plugin.Connector
+	if early != nil {
+		connector = early.connector
+	} else {
+		connector = newConnector(deps, kube, meta, limit, obs, root)
+	}
 	if meta.Probe {
 		return probe(ctx, p, connector, contexts, enabled, meta.EnvPrefix, lookupEnv, log)
 	}
@@ -301,14 +327,18 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 			return ExitOK
 		}
 	}
-	opts := planner.Options{Binding: cfg.BindingName, Kind: cfg.Kind, PodNamespace: cfg.PodNamespace, Log: log}
-	if meta.Lifecycle {
-		opts.ProgressBinding = hookenv.ProgressBinding
-	}
-	plan, err := planner.Build(contexts, opts)
-	if err != nil {
-		log.Error(err.Error())
-		return ExitFail
+	var plan planner.Plan
+	if early != nil {
+		// Built ahead from the same metadata and environment, so from the same options.
+		plan = early.plan
+	} else {
+		region = trace.StartRegion(ctx, "plan")
+		plan, err = planner.Build(contexts, planOptions(cfg, meta, log))
+		region.End()
+		if err != nil {
+			log.Error(err.Error())
+			return ExitFail
+		}
 	}
 	rn := &runner.Runner{Plugin: p, Connector: connector, Kube: kube, Config: cfg, Log: log, Sleep: deps.Sleep, Now: deps.Now,
 		Metrics: obs.recorder(), Events: obs.events(deps, kube, meta, lookupEnv, log)}

@@ -61,14 +61,15 @@ func (o *observer) recorder() metrics.Recorder {
 }
 
 // load loads the plugin and measures how long that took.
-func (o *observer) load(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, root *slog.Logger) (plugin.Plugin, plugin.Metadata, error) {
+func (o *observer) load(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, root *slog.Logger,
+	known func(plugin.Metadata)) (plugin.Plugin, plugin.Metadata, error) {
 	withMetrics := deps
 	withMetrics.LoadPlugin = func(ctx context.Context, path string, opts LoadOptions) (plugin.Plugin, error) {
 		opts.Metrics = o.recorder()
 		return deps.LoadPlugin(ctx, path, opts)
 	}
 	start := time.Now()
-	p, meta, err := load(ctx, withMetrics, f, lookupEnv, root)
+	p, meta, err := load(ctx, withMetrics, f, lookupEnv, root, known)
 	if err == nil {
 		metrics.Observe(o.recorder(), metrics.PluginLoad, time.Since(start).Seconds(), meta.Name)
 	}

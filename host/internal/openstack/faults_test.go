@@ -306,3 +306,56 @@ func TestSessionRecordsMetrics(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 }
+
+// Authenticate, run ahead of a session's first request, asks Keystone once: a token serves the
+// requests after it, a refusal is final as the first request's would be, and an outage is left
+// to the first request's own attempts, without a retry or a backoff of its own.
+func TestAuthenticateAheadAsksKeystoneOnce(t *testing.T) {
+	ctx := context.Background()
+	tokens := "/v3/auth/tokens"
+	tests := []struct {
+		name string
+		// setup breaks Keystone before Authenticate.
+		setup         func(h *harness)
+		authErr       string
+		tokenRequests int // after Authenticate
+		// after the first request
+		doErr         string
+		totalRequests int
+	}{
+		{name: "a token serves the first request", tokenRequests: 1, totalRequests: 1},
+		{name: "a refusal is final", setup: func(h *harness) { h.cloud.SetPassword("admin", "rotated") },
+			authErr: "Keystone answered 401 Unauthorized", tokenRequests: 1,
+			doErr: "Keystone answered 401 Unauthorized", totalRequests: 1},
+		{name: "an outage is the first request's to retry",
+			setup: func(h *harness) {
+				h.cloud.Inject(fakecloud.Fault{Service: fakecloud.Identity, Path: tokens, Status: 503, Times: 1})
+			},
+			authErr: "Keystone answered 503 Service Unavailable", tokenRequests: 1, totalRequests: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, fakecloud.Options{}, Options{})
+			if tt.setup != nil {
+				tt.setup(h)
+			}
+			a, ok := plugin.Session(h.session).(plugin.Authenticator)
+			require.True(t, ok, "an OpenStack session authenticates ahead")
+			err := a.Authenticate(ctx)
+			if tt.authErr == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, tt.authErr)
+			}
+			assert.Len(t, h.transport.sent(tokens), tt.tokenRequests)
+			assert.Empty(t, h.slept(), "Authenticate makes one attempt")
+			_, err = h.session.Do(ctx, listFlavors)
+			if tt.doErr == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, tt.doErr)
+			}
+			assert.Len(t, h.transport.sent(tokens), tt.totalRequests)
+		})
+	}
+}

@@ -84,6 +84,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // provider returns the authenticated provider client, authenticating on first use.
 func (s *session) provider(ctx context.Context) (*gophercloud.ProviderClient, error) {
+	return s.authenticate(ctx, s.opts.MaxAttempts)
+}
+
+// Authenticate implements plugin.Authenticator with one token request and no retries: it runs
+// ahead of the session's first request (while the plugin compiles), and a transient failure is
+// left to that request's own attempts, so a failing Keystone is not asked more often than before.
+// A token, or a refusal, is kept as the first request would keep it.
+func (s *session) Authenticate(ctx context.Context) error {
+	_, err := s.authenticate(ctx, 1)
+	return err
+}
+
+func (s *session) authenticate(ctx context.Context, maxAttempts int) (*gophercloud.ProviderClient, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.refused != nil {
@@ -109,7 +122,7 @@ func (s *session) provider(ctx context.Context) (*gophercloud.ProviderClient, er
 			return pc, nil
 		}
 		err = s.authFailure(ctx, err)
-		if plugin.IsPermanent(err) || ctx.Err() != nil || attempt >= s.opts.MaxAttempts {
+		if plugin.IsPermanent(err) || ctx.Err() != nil || attempt >= maxAttempts {
 			return nil, err
 		}
 		// Asking Keystone for a token twice is harmless, so every transient failure is retried.

@@ -197,6 +197,14 @@ type Session interface {
 	Do(ctx context.Context, req Request) (*Response, error)
 }
 
+// Authenticator is implemented by a session that can get its token before its first request:
+// the framework calls Authenticate while the plugin is still loading, so the token request
+// overlaps the module's compile. It MUST make at most one attempt, and a token or a refusal it
+// gets MUST serve the session's later requests as if the first of them had got it.
+type Authenticator interface {
+	Authenticate(ctx context.Context) error
+}
+
 // Request is one OpenStack API call, addressed by catalog service type and a path relative to the
 // service endpoint.
 type Request struct {

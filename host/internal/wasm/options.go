@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 )
 
@@ -92,6 +93,12 @@ type Options struct {
 	// write-free reconcile last saw, and the host reports that reconcile's result. The records
 	// live in the compilation cache directory; without one the memo stays off.
 	Memo bool
+	// KnownMetadata, when set, is called with the plugin's metadata as soon as Load knows it
+	// without the guest: from the metadata record of a module this node loaded before, before the
+	// module is compiled. The caller may prepare work that needs only the metadata (the hook
+	// connects to OpenStack) while the compile runs. It is a hint: the module may still be
+	// refused, and Plugin.Metadata is what counts.
+	KnownMetadata func(plugin.Metadata)
 	// MemoDir is where the memo's records live; default the memo folder of the compilation cache
 	// directory.
 	MemoDir string

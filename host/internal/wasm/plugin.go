@@ -98,6 +98,11 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	// This node has loaded these exact bytes before when their metadata record exists: the
 	// guest need not be asked again, and the bodies passed the compile guard's walk then.
 	record := p.recordedMetadata(cacheDir, digest)
+	if record != nil && o.KnownMetadata != nil {
+		if m, err := parseMetadata(path, record); err == nil {
+			o.KnownMetadata(m.metadata())
+		}
+	}
 	// A module this node loaded before was shaped then (shaped.go): its shaped bytes are mapped
 	// from the cache, and kept mapped only until the compile has read them.
 	var wasmBytes []byte
