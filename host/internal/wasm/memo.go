@@ -226,21 +226,7 @@ func (m *memoStore) save() error {
 	if err := json.NewEncoder(&buf).Encode(memoFile{Format: memoFormat, Module: m.module, Entries: m.entries}); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(m.path), filepath.Base(m.path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(buf.Bytes())
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), m.path); err != nil {
-		os.Remove(tmp.Name())
+	if err := writeCacheFile(m.path, filepath.Base(m.path)+".*", buf.Bytes()); err != nil {
 		return err
 	}
 	m.dirty = false

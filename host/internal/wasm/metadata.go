@@ -39,45 +39,33 @@ func (p *Plugin) writeRecord(cacheDir, digest string) {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, p.metadataJSON) {
 		return
 	}
-	err := os.MkdirAll(filepath.Dir(path), 0o755)
-	if err == nil {
-		// Written whole, then renamed: a concurrent reader sees the old state or the record.
-		var f *os.File
-		if f, err = os.CreateTemp(filepath.Dir(path), ".record-*"); err == nil {
-			_, err = f.Write(p.metadataJSON)
-			err = errors.Join(err, f.Close())
-			if err == nil {
-				err = os.Rename(f.Name(), path)
-			}
-			if err != nil {
-				os.Remove(f.Name())
-			}
-		}
-	}
+	// Written whole, then renamed: a concurrent reader sees the old state or the record.
+	err := writeCacheFile(path, ".record-*", p.metadataJSON)
 	if err != nil {
 		p.log.Warn("cannot write the plugin's metadata record; --config will compile the module", "error", err.Error())
 	}
 }
 
-// recordedMetadata returns the module's record when there is one that passes the rules of the
-// guest's answer, else nil; load then takes the metadata from it instead of starting an instance
+// recordedMetadata returns the module's record, raw and decoded, when there is one that passes
+// the rules of the guest's answer, else nils; load then takes the metadata from it instead of starting an instance
 // to ask the guest, and hook runs read it as --config does.
-func (p *Plugin) recordedMetadata(cacheDir, digest string) []byte {
+func (p *Plugin) recordedMetadata(cacheDir, digest string) ([]byte, *metadataMessage) {
 	if cacheDir == "" {
-		return nil
+		return nil, nil
 	}
 	raw, err := os.ReadFile(recordPath(cacheDir, digest))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			p.log.Warn("cannot read the plugin's metadata record; loading the module", "error", err.Error())
 		}
-		return nil
+		return nil, nil
 	}
-	if _, err := parseMetadata(p.path, raw); err != nil {
+	m, err := parseMetadata(p.path, raw)
+	if err != nil {
 		p.log.Warn("ignoring an invalid metadata record; loading the module", "error", err.Error())
-		return nil
+		return nil, nil
 	}
-	return raw
+	return raw, m
 }
 
 // ReadMetadata returns the plugin's metadata as Load would, from the module's record when one

@@ -97,11 +97,9 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	p.cache, cacheDir = openCache(o)
 	// This node has loaded these exact bytes before when their metadata record exists: the
 	// guest need not be asked again, and the bodies passed the compile guard's walk then.
-	record := p.recordedMetadata(cacheDir, digest)
+	record, recorded := p.recordedMetadata(cacheDir, digest)
 	if record != nil && o.KnownMetadata != nil {
-		if m, err := parseMetadata(path, record); err == nil {
-			o.KnownMetadata(m.metadata())
-		}
+		o.KnownMetadata(recorded.metadata())
 	}
 	// A module this node loaded before was shaped then (shaped.go): its shaped bytes are mapped
 	// from the cache, and kept mapped only until the compile has read them.

@@ -76,23 +76,7 @@ func (p *Plugin) writeShaped(cacheDir, digest string, shaped []byte) {
 	if _, err := os.Stat(path); err == nil {
 		return
 	}
-	err := os.MkdirAll(filepath.Dir(path), 0o755)
-	if err == nil {
-		var f *os.File
-		if f, err = os.CreateTemp(filepath.Dir(path), ".shaped-*"); err == nil {
-			_, err = f.Write(shaped)
-			if err == nil {
-				_, err = f.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(shaped, castagnoli)))
-			}
-			err = errors.Join(err, f.Close())
-			if err == nil {
-				err = os.Rename(f.Name(), path)
-			}
-			if err != nil {
-				os.Remove(f.Name())
-			}
-		}
-	}
+	err := writeCacheFile(path, ".shaped-*", shaped, binary.LittleEndian.AppendUint32(nil, crc32.Checksum(shaped, castagnoli)))
 	if err != nil {
 		p.log.Warn("cannot cache the shaped module; the next run shapes it again", "error", err.Error())
 	}
