@@ -207,6 +207,7 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 	for _, v := range os.Environ() {
 		// Knobs of the host under test pass through (sandbox tuning, profiling).
 		if strings.HasPrefix(v, "OPENSTACK_SYNC_WASM_") || strings.HasPrefix(v, "OPENSTACK_SYNC_MEMO_") ||
+			strings.HasPrefix(v, "OPENSTACK_SYNC_KUBE_") ||
 			strings.HasPrefix(v, "OPENSTACK_SYNC_CPUPROFILE=") || strings.HasPrefix(v, "OPENSTACK_SYNC_TRACE=") ||
 			strings.HasPrefix(v, "OPENSTACK_SYNC_NATIVE_CPUPROFILE=") || strings.HasPrefix(v, "GOGC=") ||
 			strings.HasPrefix(v, "GOMEMLIMIT=") || strings.HasPrefix(v, "GODEBUG=") {

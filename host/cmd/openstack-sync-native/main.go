@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
@@ -32,7 +33,9 @@ func main() {
 		LoadPlugin: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
 			return wasm.LoadNative(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger, Memo: true})
 		},
-		NewKube: func() (hook.Kube, error) { return kube.New() },
+		NewKube: func(l hookenv.KubeLimit) (hook.Kube, error) {
+			return kube.New(kube.Limit{QPS: float32(l.QPS), Burst: l.Burst})
+		},
 		NewConnector: func(s hook.SecretReader, o hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
 			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
 				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst})

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease"
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
@@ -159,9 +160,11 @@ func deps(sb sandbox) hook.Deps {
 		ReadMetadata: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
 			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
-		NewKube: func() (hook.Kube, error) { return kube.New() },
-		NewLeaseStore: func() (lease.Store, error) {
-			c, err := kube.New()
+		NewKube: func(l hookenv.KubeLimit) (hook.Kube, error) {
+			return kube.New(kube.Limit{QPS: float32(l.QPS), Burst: l.Burst})
+		},
+		NewLeaseStore: func(l hookenv.KubeLimit) (lease.Store, error) {
+			c, err := kube.New(kube.Limit{QPS: float32(l.QPS), Burst: l.Burst})
 			if err != nil {
 				return nil, err
 			}

@@ -72,7 +72,7 @@ func standInHook(pluginPath string, config bool) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	client, err := kube.New()
+	client, err := kube.New(kube.Limit{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -28,7 +28,7 @@ func TestFrameworkClientRequestForms(t *testing.T) {
 	require.NoError(t, srv.WriteKubeconfig(path))
 	t.Setenv("KUBECONFIG", path)
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	client, err := kube.New()
+	client, err := kube.New(kube.Limit{})
 	require.NoError(t, err)
 
 	widgets, _ := srv.Resource("test.openstack-sync.io", "widgets")

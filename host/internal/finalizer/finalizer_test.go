@@ -130,7 +130,7 @@ func TestApply(t *testing.T) {
 				s.Put(path, tt.live)
 			}
 			s.Intercept = tt.intercept
-			c, err := kube.NewForConfig(s.Config())
+			c, err := kube.NewForConfig(s.Config(), kube.Limit{})
 			require.NoError(t, err)
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -158,7 +158,7 @@ func TestApply(t *testing.T) {
 
 func TestTransportErrorIsNotVerified(t *testing.T) {
 	s := kubetest.NewServer(t)
-	c, err := kube.NewForConfig(s.Config())
+	c, err := kube.NewForConfig(s.Config(), kube.Limit{})
 	require.NoError(t, err)
 	s.Close()
 	cr := resource.Resource{Name: "a", Finalizers: []string{F}}

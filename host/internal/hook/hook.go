@@ -64,10 +64,11 @@ type Deps struct {
 	// ReadMetadata, when set, answers --config without starting the plugin (the wasm loader reads
 	// a record keyed by the module's digest); nil loads the plugin and asks it.
 	ReadMetadata func(ctx context.Context, path string, opts LoadOptions) (plugin.Metadata, error)
-	NewKube      func() (Kube, error)
+	// NewKube builds the run's Kubernetes client within the operator's request limit.
+	NewKube      func(limit hookenv.KubeLimit) (Kube, error)
 	NewConnector func(secrets SecretReader, opts ConnectorOptions, log *slog.Logger) plugin.Connector
 	// NewLeaseStore reaches the Leases of high availability (OPENSTACK_SYNC_LEASE_NAME set).
-	NewLeaseStore func() (lease.Store, error)
+	NewLeaseStore func(limit hookenv.KubeLimit) (lease.Store, error)
 	// NewMetrics, when set, starts the run's metrics; they are written to METRICS_PATH when the
 	// run ends (observe.go).
 	NewMetrics func() MetricsFile
@@ -266,7 +267,12 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Debug("progress run with no Progressing CR; nothing to do")
 		return ExitOK
 	}
-	kube := &lazyKube{newKube: deps.NewKube}
+	kubeLimit, err := hookenv.LoadKubeLimit(lookupEnv)
+	if err != nil {
+		log.Error(err.Error())
+		return ExitFail
+	}
+	kube := &lazyKube{newKube: func() (Kube, error) { return deps.NewKube(kubeLimit) }}
 	// While the module compiles, the first credential group connects (docs/contract.md,
 	// Decision 16): ahead holds that work when the loader told the metadata early.
 	var early *ahead
@@ -317,7 +323,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitFail
 	}
 	if cfg.Lease != nil {
-		term, code, ok := acquireLease(ctx, deps, cfg.Lease, obs.recorder(), meta.Name, log)
+		term, code, ok := acquireLease(ctx, deps, cfg.Lease, kubeLimit, obs.recorder(), meta.Name, log)
 		if !ok {
 			return code
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,8 +35,10 @@ type harness struct {
 	loaded   []hook.LoadOptions
 	connOpts []hook.ConnectorOptions
 	kubes    int
-	stdout   bytes.Buffer
-	stderr   bytes.Buffer
+	// kubeLimits are the request limits each client was built with.
+	kubeLimits []hookenv.KubeLimit
+	stdout     bytes.Buffer
+	stderr     bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
@@ -78,9 +81,10 @@ func (h *harness) mainWith(edit func(*hook.Deps), args ...string) int {
 			}
 			return h.plugin, nil
 		},
-		NewKube: func() (hook.Kube, error) {
+		NewKube: func(l hookenv.KubeLimit) (hook.Kube, error) {
 			h.kubes++
-			return kube.NewForConfig(h.srv.Config())
+			h.kubeLimits = append(h.kubeLimits, l)
+			return kube.NewForConfig(h.srv.Config(), kube.Limit{})
 		},
 		NewConnector: func(_ hook.SecretReader, o hook.ConnectorOptions, _ *slog.Logger) plugin.Connector {
 			h.connOpts = append(h.connOpts, o)
@@ -183,6 +187,29 @@ func widget(name string) map[string]any {
 		"spec":     map[string]any{"name": name, "cloudCredentialsRef": map[string]any{"secretName": "s", "cloudName": "c"}}}
 }
 
+func TestTheKubernetesClientGetsTheOperatorsRequestLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want hookenv.KubeLimit
+	}{
+		{name: "defaults", want: hookenv.KubeLimit{QPS: hookenv.DefaultKubeQPS, Burst: hookenv.DefaultKubeBurst}},
+		{name: "set", env: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "7", "OPENSTACK_SYNC_KUBE_BURST": "9"},
+			want: hookenv.KubeLimit{QPS: 7, Burst: 9}},
+		{name: "no limit", env: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "0"},
+			want: hookenv.KubeLimit{QPS: 0, Burst: hookenv.DefaultKubeBurst}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.enable().contexts(syncOf(widget("a")))
+			h.srv.Put(kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a"), widget("a"))
+			maps.Copy(h.env, tt.env)
+			require.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm"), h.stderr.String())
+			assert.Equal(t, []hookenv.KubeLimit{tt.want}, h.kubeLimits)
+		})
+	}
+}
+
 func TestRun(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -209,6 +236,8 @@ func TestRun(t *testing.T) {
 			stderr: []string{`msg="The hook is disabled" plugin=widgets variable=WIDGET_ENABLED`}},
 		{name: "bad LOG_LEVEL", setup: func(h *harness) { h.enable().contexts(syncOf(widget("a"))).env["LOG_LEVEL"] = "loud" },
 			code: 1, stderr: []string{`LOG_LEVEL must be one of trace, debug, info, warn, error, fatal; got "loud"`}},
+		{name: "bad Kubernetes request rate", setup: func(h *harness) { h.enable().contexts(syncOf(widget("a"))).env["OPENSTACK_SYNC_KUBE_QPS"] = "fast" },
+			code: 1, stderr: []string{"OPENSTACK_SYNC_KUBE_QPS must be a number of requests per second"}},
 		{name: "config error", setup: func(h *harness) { h.enable().contexts(syncOf(widget("a"))).env["WIDGET_READY_RETRIES"] = "many" },
 			code: 1, loaded: 1, stderr: []string{"WIDGET_READY_RETRIES must be an integer"}},
 		{name: "load error", setup: func(h *harness) {

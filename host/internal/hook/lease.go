@@ -22,13 +22,13 @@ type leaseTerm struct {
 // acquireLease decides whether this replica's run may act (docs/scaling.md). ok false: the run
 // ends now with code, ExitOK when another replica holds the lease (standing down is the normal
 // state of a standby, not a failure).
-func acquireLease(ctx context.Context, deps Deps, l *hookenv.Lease, rec metrics.Recorder, plugin string, log *slog.Logger) (term leaseTerm, code int, ok bool) {
+func acquireLease(ctx context.Context, deps Deps, l *hookenv.Lease, kubeLimit hookenv.KubeLimit, rec metrics.Recorder, plugin string, log *slog.Logger) (term leaseTerm, code int, ok bool) {
 	log = log.With("lease", l.String(), "holder", l.Holder)
 	if deps.NewLeaseStore == nil {
 		log.Error("high availability is configured (OPENSTACK_SYNC_LEASE_NAME) but this build has no lease store")
 		return term, ExitFail, false
 	}
-	store, err := deps.NewLeaseStore()
+	store, err := deps.NewLeaseStore(kubeLimit)
 	if err != nil {
 		log.Error("cannot reach the lease: " + err.Error())
 		return term, ExitFail, false

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease"
 	"github.com/openstack-sync/openstack-sync/host/internal/lease/leasetest"
@@ -92,7 +93,7 @@ func TestLease(t *testing.T) {
 			}
 			h.env[metrics.PathEnv] = filepath.Join(t.TempDir(), "metrics.json")
 			code := h.mainWith(func(d *hook.Deps) {
-				d.NewLeaseStore = func() (lease.Store, error) { return store, nil }
+				d.NewLeaseStore = func(hookenv.KubeLimit) (lease.Store, error) { return store, nil }
 				d.NewMetrics = func() hook.MetricsFile { return metrics.NewFile() }
 				d.Now = func() time.Time { return now }
 			}, "--plugin", "widgets.wasm")
@@ -119,7 +120,7 @@ func TestLeaseErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		env    map[string]string
-		store  func() (lease.Store, error)
+		store  func(hookenv.KubeLimit) (lease.Store, error)
 		stderr string
 	}{
 		{name: "no holder", env: map[string]string{"OPENSTACK_SYNC_LEASE_HOLDER": ""},
@@ -128,9 +129,9 @@ func TestLeaseErrors(t *testing.T) {
 			stderr: "OPENSTACK_SYNC_LEASE_DURATION must be whole seconds, at least 40"},
 		{name: "a bad name", env: map[string]string{"OPENSTACK_SYNC_LEASE_NAME": "Oso"},
 			stderr: "which is not a lower-case DNS subdomain of at most 253 characters"},
-		{name: "no store", store: func() (lease.Store, error) { return nil, errors.New("no kubeconfig") },
+		{name: "no store", store: func(hookenv.KubeLimit) (lease.Store, error) { return nil, errors.New("no kubeconfig") },
 			stderr: "cannot reach the lease: no kubeconfig"},
-		{name: "the API refuses", store: func() (lease.Store, error) {
+		{name: "the API refuses", store: func(hookenv.KubeLimit) (lease.Store, error) {
 			return &leasetest.Store{Fail: errors.New("HTTP 403 Forbidden")}, nil
 		}, stderr: "cannot tell which replica may act: reading lease ops/oso-widgets: HTTP 403 Forbidden"},
 	}
@@ -146,7 +147,7 @@ func TestLeaseErrors(t *testing.T) {
 			}
 			store := tt.store
 			if store == nil {
-				store = func() (lease.Store, error) { return &leasetest.Store{}, nil }
+				store = func(hookenv.KubeLimit) (lease.Store, error) { return &leasetest.Store{}, nil }
 			}
 			code := h.mainWith(func(d *hook.Deps) { d.NewLeaseStore = store }, "--plugin", "widgets.wasm", "--binding", "widgets")
 			assert.Equal(t, hook.ExitFail, code)

@@ -182,3 +182,36 @@ func with(m map[string]string, kv ...string) map[string]string {
 	}
 	return m
 }
+
+func TestLoadKubeLimit(t *testing.T) {
+	tests := []struct {
+		name string
+		set  map[string]string
+		want KubeLimit
+		err  string
+	}{
+		{name: "defaults", want: KubeLimit{QPS: DefaultKubeQPS, Burst: DefaultKubeBurst}},
+		{name: "both set", set: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": " 200 ", "OPENSTACK_SYNC_KUBE_BURST": "400"},
+			want: KubeLimit{QPS: 200, Burst: 400}},
+		{name: "fractional rate", set: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "0.5"}, want: KubeLimit{QPS: 0.5, Burst: DefaultKubeBurst}},
+		{name: "no limit", set: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "0"}, want: KubeLimit{QPS: 0, Burst: DefaultKubeBurst}},
+		{name: "word", set: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "fast"}, err: "OPENSTACK_SYNC_KUBE_QPS must be a number of requests per second"},
+		{name: "negative", set: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "-1"}, err: "OPENSTACK_SYNC_KUBE_QPS must be a number of requests per second, 0 or more"},
+		{name: "nan", set: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "NaN"}, err: "OPENSTACK_SYNC_KUBE_QPS must be"},
+		{name: "infinite", set: map[string]string{"OPENSTACK_SYNC_KUBE_QPS": "inf"}, err: "OPENSTACK_SYNC_KUBE_QPS must be"},
+		{name: "zero burst", set: map[string]string{"OPENSTACK_SYNC_KUBE_BURST": "0"}, err: "OPENSTACK_SYNC_KUBE_BURST must be at least 1"},
+		{name: "fractional burst", set: map[string]string{"OPENSTACK_SYNC_KUBE_BURST": "1.5"}, err: "OPENSTACK_SYNC_KUBE_BURST must be an integer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadKubeLimit(env(tt.set))
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

@@ -58,26 +58,34 @@ func Config() (*rest.Config, error) {
 	return cfg, nil
 }
 
+// Limit is the client-side limit on the client's requests: QPS per second with bursts of Burst.
+// QPS 0 sets none, leaving the API server's priority and fairness to decide.
+type Limit struct {
+	QPS   float32
+	Burst int
+}
+
 // New connects with Config.
-func New() (*Client, error) {
+func New(l Limit) (*Client, error) {
 	cfg, err := Config()
 	if err != nil {
 		return nil, err
 	}
-	return NewForConfig(cfg)
+	return NewForConfig(cfg, l)
 }
 
-// NewForConfig builds a client for cfg.
-func NewForConfig(cfg *rest.Config) (*Client, error) {
+// NewForConfig builds a client for cfg within l; l replaces whatever limit cfg carried.
+func NewForConfig(cfg *rest.Config, l Limit) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	// Only Status objects are decoded; everything else is read as raw JSON.
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	cfg.ContentType = "application/json"
-	// One run may patch every CR twice; client-go's default 5 QPS would make a large batch crawl.
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100
+	// client-go reads a zero rate as its default of 5 per second and a negative one as none.
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = l.QPS, l.Burst, nil
+	if l.QPS <= 0 {
+		cfg.QPS = -1
 	}
 	cfg.WarningHandler = rest.NoWarnings{}
 	rc, err := rest.UnversionedRESTClientFor(cfg)

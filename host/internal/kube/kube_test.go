@@ -22,7 +22,7 @@ var target = kubeapi.Target{Group: "example.openstack-sync.io", Version: "v1alph
 var path = kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a")
 
 func client(t *testing.T, s *kubetest.Server) *kube.Client {
-	c, err := kube.NewForConfig(s.Config())
+	c, err := kube.NewForConfig(s.Config(), kube.Limit{})
 	require.NoError(t, err)
 	return c
 }

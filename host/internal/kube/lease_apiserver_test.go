@@ -27,7 +27,7 @@ func TestLeasesAgainstAPIServer(t *testing.T) {
 		t.Fatal("the e2e tier needs a real API server: set E2E_KUBECONFIG (hack/e2e.sh does) or OPENSTACK_SYNC_TEST_KUBECONFIG")
 	}
 	t.Setenv("KUBECONFIG", kubeconfig)
-	c, err := kube.New()
+	c, err := kube.New(kube.Limit{})
 	require.NoError(t, err)
 	store := c.Leases()
 	ctx := context.Background()

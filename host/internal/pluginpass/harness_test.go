@@ -22,6 +22,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
@@ -234,8 +235,8 @@ func (e *env) run(ctxs []any) int {
 			}
 			return &sharedCloudPlugin{Plugin: p, e: e}, nil
 		},
-		NewKube: func() (hook.Kube, error) {
-			k, err := kube.NewForConfig(e.kube.RESTConfig())
+		NewKube: func(hookenv.KubeLimit) (hook.Kube, error) {
+			k, err := kube.NewForConfig(e.kube.RESTConfig(), kube.Limit{})
 			if err != nil || !e.failStatus {
 				return k, err
 			}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hook"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
@@ -137,7 +138,7 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger,
 				Memo: p.MemoDir != "", MemoDir: p.MemoDir, Environ: environ(env)})
 		},
-		NewKube: func() (hook.Kube, error) { return st, nil },
+		NewKube: func(hookenv.KubeLimit) (hook.Kube, error) { return st, nil },
 		NewConnector: func(s hook.SecretReader, co hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
 			return recordingConnector{Connector: openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: co.Plugin,
 				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: p.DryRun, ids: ids}

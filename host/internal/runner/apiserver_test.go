@@ -120,7 +120,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		plan, err := planner.Build(ctxs, planner.Options{Binding: "widgets", Kind: "Widget", Log: log})
 		require.NoError(t, err)
-		client, err := kube.New()
+		client, err := kube.New(kube.Limit{})
 		require.NoError(t, err)
 		j := &plugintest.Journal{}
 		p.Journal = j

@@ -141,7 +141,7 @@ func (e *env) planContexts(contexts []any) planner.Plan {
 }
 
 func (e *env) run(plan planner.Plan) int {
-	c, err := kube.NewForConfig(e.srv.Config())
+	c, err := kube.NewForConfig(e.srv.Config(), kube.Limit{})
 	require.NoError(e.t, err)
 	rn := &runner.Runner{Plugin: e.plugin, Connector: e.conn, Kube: c, Config: e.cfg,
 		Log:   slog.New(slog.NewTextHandler(&e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("plugin", "widgets"),
@@ -639,7 +639,7 @@ func TestConcurrentReconcilesWithinAGroup(t *testing.T) {
 		crs = append(crs, cr{name: n, finalizers: []string{F}})
 	}
 	crs = append(crs, cr{name: "x", secret: "s2", finalizers: []string{F}})
-	c, err := kube.NewForConfig(e.srv.Config())
+	c, err := kube.NewForConfig(e.srv.Config(), kube.Limit{})
 	require.NoError(t, err)
 	rn := &runner.Runner{Plugin: p, Connector: e.conn, Kube: c, Config: e.cfg, Log: slog.New(slog.DiscardHandler),
 		Sleep: func(context.Context, time.Duration) error { return nil }}

@@ -128,7 +128,7 @@ func runOnce(t *testing.T, srv *kubetest.Server, p plugin.Plugin, plan planner.P
 		}
 		return &plugin.Response{StatusCode: 201, Body: []byte(`{"thing":{"id":"t-1"}}`)}, nil
 	}}
-	kc, err := kube.NewForConfig(srv.Config())
+	kc, err := kube.NewForConfig(srv.Config(), kube.Limit{})
 	require.NoError(t, err)
 	rn := &runner.Runner{Plugin: p, Connector: conn, Kube: kc, Log: log,
 		Config: hookenv.Config{Prefix: "MOCK", BindingName: "mocks", Enabled: true, APIVersion: fixtureGroup + "/" + fixtureVersion,
