@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
+	"hash/fnv"
 	"errors"
 	"fmt"
 	"maps"
@@ -212,14 +212,20 @@ type state struct {
 	sum     []byte
 }
 
-// digest is the sha256 of every listed flavor and profile, in the order Neutron listed them (a
+// digest is the FNV-128a of every listed flavor and profile, in the order Neutron listed them (a
 // spec entry takes the first matching profile), each field length-prefixed: the evidence of
 // every CR of the group.
+//
+// Not sha256: crypto/sha256 brings Go's FIPS module into the plugin (about 150 KB of its 4.5 MB),
+// and every byte of the module is compiled code, a decoded copy and a mapping in each hook
+// process, about 1 MiB of its peak RSS (docs/benchmarks.md). A crafted collision needs write
+// access to flavors and service profiles, which Neutron gives only to admins, and could at worst
+// replay a write-free verdict until the memo's maximum age; an accidental one, at 128 bits, is negligible.
 func (st *state) digest() []byte {
 	if st.sum != nil {
 		return st.sum
 	}
-	h := sha256.New()
+	h := fnv.New128a()
 	var b []byte
 	text := func(s string) {
 		b = strconv.AppendInt(b, int64(len(s)), 10)
