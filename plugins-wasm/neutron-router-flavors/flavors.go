@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"hash/fnv"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"net/url"
 	"slices"
@@ -220,7 +220,8 @@ type state struct {
 // and every byte of the module is compiled code, a decoded copy and a mapping in each hook
 // process, about 1 MiB of its peak RSS (docs/benchmarks.md). A crafted collision needs write
 // access to flavors and service profiles, which Neutron gives only to admins, and could at worst
-// replay a write-free verdict until the memo's maximum age; an accidental one, at 128 bits, is negligible.
+// replay a write-free verdict until the memo's maximum age; an accidental one, at 128 bits, is
+// negligible.
 func (st *state) digest() []byte {
 	if st.sum != nil {
 		return st.sum
