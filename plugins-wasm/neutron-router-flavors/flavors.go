@@ -210,6 +210,8 @@ type state struct {
 	// read by GET); sum is the digest of the listed view, for the convergence memo.
 	changed bool
 	sum     []byte
+	// idx finds entries of the view without scanning it (index.go); nil until first used.
+	idx *viewIndex
 }
 
 // digest is the FNV-128a of every listed flavor and profile, in the order Neutron listed them (a
@@ -302,6 +304,7 @@ func (st *state) load() error {
 		return err
 	}
 	st.flavors, st.profiles, st.loaded = fl, pr, true
+	st.idx = nil // anything indexed before the lists is gone with them
 	return nil
 }
 
@@ -322,47 +325,75 @@ func listProfiles(svc *pdk.ServiceClient) ([]profile, error) {
 }
 
 func (st *state) putProfile(p profile) {
-	for i := range st.profiles {
-		if st.profiles[i].ID == p.ID {
-			if st.profiles[i] != p {
-				st.profiles[i], st.changed = p, true
-				delete(st.meta, p.ID)
-			}
+	ix := st.index()
+	if i, ok := ix.profileAt[p.ID]; ok {
+		old := st.profiles[i]
+		if old == p {
 			return
 		}
+		if ix.matching != nil {
+			if k := st.matchKey(old); k != "" {
+				ix.matching[k] = removeSorted(ix.matching[k], i)
+			}
+		}
+		st.profiles[i], st.changed = p, true
+		delete(st.meta, p.ID)
+		if ix.matching != nil {
+			if k := st.matchKey(p); k != "" {
+				ix.matching[k] = insertSorted(ix.matching[k], i)
+			}
+		}
+		return
 	}
+	i := len(st.profiles)
 	st.profiles, st.changed = append(st.profiles, p), true
+	ix.profileAt[p.ID] = i
+	if ix.matching != nil {
+		if k := st.matchKey(p); k != "" {
+			ix.matching[k] = append(ix.matching[k], i)
+		}
+	}
 }
 
 func (st *state) profile(id string) (profile, bool) {
-	for _, p := range st.profiles {
-		if p.ID == id {
-			return p, true
-		}
+	if i, ok := st.index().profileAt[id]; ok {
+		return st.profiles[i], true
 	}
 	return profile{}, false
 }
 
 // bound reports whether any flavor of the group's view binds the profile.
-func (st *state) bound(id string) bool {
-	for _, f := range st.flavors {
-		if slices.Contains(f.ServiceProfiles, id) {
-			return true
-		}
+func (st *state) bound(id string) bool { return st.index().boundBy[id] > 0 }
+
+// flavor returns the view's flavor with the id.
+func (st *state) flavor(id string) (flavor, bool) {
+	if i, ok := st.index().flavorAt[id]; ok {
+		return st.flavors[i], true
 	}
-	return false
+	return flavor{}, false
+}
+
+// named returns the view's flavors with the name, in the order Neutron listed them.
+func (st *state) named(name string) []flavor {
+	var out []flavor
+	for _, i := range st.index().named[name] {
+		out = append(out, st.flavors[i])
+	}
+	return out
 }
 
 func (st *state) putFlavor(f flavor) {
-	for i := range st.flavors {
-		if st.flavors[i].ID == f.ID {
-			if !sameFlavor(st.flavors[i], f) {
-				st.flavors[i], st.changed = f, true
-			}
-			return
+	ix := st.index()
+	if i, ok := ix.flavorAt[f.ID]; ok {
+		if !sameFlavor(st.flavors[i], f) {
+			ix.removeFlavor(i, st.flavors[i])
+			st.flavors[i], st.changed = f, true
+			ix.addFlavor(i, f)
 		}
+		return
 	}
 	st.flavors, st.changed = append(st.flavors, f), true
+	ix.addFlavor(len(st.flavors)-1, f)
 }
 
 func sameFlavor(a, b flavor) bool {
@@ -420,15 +451,12 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 		return profile{}, nil, fmt.Errorf("meta_info is not JSON: %w", err)
 	}
 	var ownedMatch, unownedMatch *profile
-	for i := range st.profiles {
+	for _, i := range st.matching(ps.Driver, want) {
 		p := st.profiles[i]
-		if p.Driver != ps.Driver || slices.Contains(taken, p.ID) {
+		if slices.Contains(taken, p.ID) {
 			continue
 		}
 		pm := st.metaOf(p)
-		if pm.user == "" || pm.user != want {
-			continue
-		}
 		if pm.owned && ownedMatch == nil {
 			ownedMatch = &st.profiles[i]
 		}

@@ -87,10 +87,8 @@ var (
 func (a actuator) ResourceID(f *flavor) string { return f.ID }
 
 func (a actuator) GetByID(_ context.Context, id string) (*flavor, lifecycle.Progress) {
-	for _, f := range a.st.flavors {
-		if f.ID == id {
-			return &f, lifecycle.Done()
-		}
+	if f, ok := a.st.flavor(id); ok {
+		return &f, lifecycle.Done()
 	}
 	var resp struct {
 		Flavor flavor `json:"flavor"`
@@ -108,8 +106,8 @@ func (a actuator) GetByID(_ context.Context, id string) (*flavor, lifecycle.Prog
 
 func (a actuator) named(name string) iter.Seq2[*flavor, error] {
 	return func(yield func(*flavor, error) bool) {
-		for _, f := range a.st.flavors {
-			if f.Name == name && !yield(&f, nil) {
+		for _, f := range a.st.named(name) {
+			if !yield(&f, nil) {
 				return
 			}
 		}
@@ -183,10 +181,8 @@ func (a actuator) bindings(_ context.Context, c *flavorCR, f *flavor) lifecycle.
 
 // current is the group's view of f, which the plugin's own writes keep up to date.
 func (a actuator) current(f flavor) flavor {
-	for _, x := range a.st.flavors {
-		if x.ID == f.ID {
-			return x
-		}
+	if x, ok := a.st.flavor(f.ID); ok {
+		return x
 	}
 	return f
 }
