@@ -151,6 +151,11 @@ func (w reportWatch) Begin(c wasm.WatchedCall) uint64 {
 }
 func (w reportWatch) End(id uint64) { w.r.End(id) }
 
+// newKube is the run's Kubernetes client within the operator's request limit.
+func newKube(l hookenv.KubeLimit) (*kube.Client, error) {
+	return kube.New(kube.Limit{QPS: float32(l.QPS), Burst: l.Burst})
+}
+
 func deps(sb sandbox) hook.Deps {
 	return hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
@@ -160,11 +165,9 @@ func deps(sb sandbox) hook.Deps {
 		ReadMetadata: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
 			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
-		NewKube: func(l hookenv.KubeLimit) (hook.Kube, error) {
-			return kube.New(kube.Limit{QPS: float32(l.QPS), Burst: l.Burst})
-		},
+		NewKube: func(l hookenv.KubeLimit) (hook.Kube, error) { return newKube(l) },
 		NewLeaseStore: func(l hookenv.KubeLimit) (lease.Store, error) {
-			c, err := kube.New(kube.Limit{QPS: float32(l.QPS), Burst: l.Burst})
+			c, err := newKube(l)
 			if err != nil {
 				return nil, err
 			}

@@ -18,52 +18,32 @@ const ProfileEnv = "OPENSTACK_SYNC_CPUPROFILE"
 // view (what waits for what) that a CPU profile cannot give, read with `go tool trace`.
 const TraceEnv = "OPENSTACK_SYNC_TRACE"
 
-// startProfile starts the CPU profile ProfileEnv asks for and returns its stop; a profile that
-// cannot be written is reported and the run goes on without it.
+// startProfile starts the CPU profile ProfileEnv and the execution trace TraceEnv ask for and
+// returns their stop; a file that cannot be written is reported and the run goes on without it.
 func startProfile(lookupEnv hookenv.LookupFunc, stderr io.Writer) func() {
-	stopTrace := startTrace(lookupEnv, stderr)
-	stopProfile := startCPUProfile(lookupEnv, stderr)
+	stopTrace := startRecording(lookupEnv, stderr, TraceEnv, "tracing", trace.Start, trace.Stop)
+	stopProfile := startRecording(lookupEnv, stderr, ProfileEnv, "profiling", pprof.StartCPUProfile, pprof.StopCPUProfile)
 	return func() { stopProfile(); stopTrace() }
 }
 
-func startTrace(lookupEnv hookenv.LookupFunc, stderr io.Writer) func() {
-	path, ok := lookupEnv(TraceEnv)
+// startRecording starts one of the runtime's recorders into the file the variable names.
+func startRecording(lookupEnv hookenv.LookupFunc, stderr io.Writer, env, what string, start func(io.Writer) error, stop func()) func() {
+	path, ok := lookupEnv(env)
 	if !ok || path == "" {
 		return func() {}
 	}
 	f, err := os.Create(path)
 	if err == nil {
-		if err = trace.Start(f); err != nil {
+		if err = start(f); err != nil {
 			f.Close()
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: not tracing: %v\n", TraceEnv, err)
+		fmt.Fprintf(stderr, "%s: not %s: %v\n", env, what, err)
 		return func() {}
 	}
 	return func() {
-		trace.Stop()
-		f.Close()
-	}
-}
-
-func startCPUProfile(lookupEnv hookenv.LookupFunc, stderr io.Writer) func() {
-	path, ok := lookupEnv(ProfileEnv)
-	if !ok || path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err == nil {
-		if err = pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: not profiling: %v\n", ProfileEnv, err)
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
+		stop()
 		f.Close()
 	}
 }
