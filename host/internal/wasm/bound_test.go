@@ -50,10 +50,12 @@ func loadChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if b, err = limitStructure(path, b); err != nil {
+	sh, err := limitStructure(path, b)
+	if err != nil {
 		fmt.Println("refused:", err)
 		return 0
 	}
+	b = sh.module
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	defer r.Close(ctx)

@@ -92,8 +92,9 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 	p := &Plugin{path: path, name: m.Name, opts: o, sha256: digest, size: len(mapped), declared: *m, log: o.Logger}
 	defer p.Close(ctx)
 	// The checks load makes before it instantiates anything, in the same order.
-	var wasmBytes []byte
-	err = readingMapped(path, func() (err error) { wasmBytes, err = limitStructure(path, mapped); return err })
+	var sh shape
+	err = readingMapped(path, func() (err error) { sh, err = limitStructure(path, mapped); return err })
+	wasmBytes := sh.module
 	release()
 	if err != nil {
 		return Info{}, true, err

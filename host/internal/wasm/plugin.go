@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"strconv"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
@@ -52,6 +56,9 @@ type Plugin struct {
 	native string
 	// memo is the convergence memo's records (memo.go); nil when it is off.
 	memo *memoStore
+	// data is what each instance's memory starts with that the module no longer carries
+	// (liftable); the zero value when the module kept its data section.
+	data liftedData
 }
 
 var _ plugin.Plugin = (*Plugin)(nil)
@@ -103,24 +110,28 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	// A module this node loaded before was shaped then (shaped.go): its shaped bytes are mapped
 	// from the cache, and kept mapped only until the compile has read them.
-	var wasmBytes []byte
+	var sh shape
 	var releaseShaped func()
 	if record != nil {
-		wasmBytes, releaseShaped = p.readShaped(cacheDir, digest)
+		sh.module, p.data, releaseShaped = p.readShaped(cacheDir, digest)
 	}
-	cachedShape := wasmBytes != nil
+	cachedShape := sh.module != nil
 	if cachedShape {
 		defer func() { releaseShaped() }()
 	} else {
 		err = readingMapped(path, func() (err error) {
 			if record == nil {
-				wasmBytes, err = limitStructure(path, mapped)
+				sh, err = limitStructure(path, mapped)
 			} else {
-				wasmBytes, err = limitCompiledStructure(path, mapped)
+				sh, err = limitCompiledStructure(path, mapped)
 			}
 			return err
 		})
+		if sh.data != nil {
+			p.data = liftedData{bytes: sh.data}
+		}
 	}
+	wasmBytes := sh.module
 	// The shaped module is a copy (or the cache's): the file's pages are not needed any more.
 	release()
 	if err != nil {
@@ -185,10 +196,11 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if record == nil {
 		p.writeRecord(cacheDir, digest)
 	}
-	if !cachedShape && p.cache != nil {
-		p.writeShaped(cacheDir, digest, wasmBytes)
+	if !cachedShape && p.cache != nil && p.writeShaped(cacheDir, digest, sh) && !p.data.none() {
+		// Read from the file by each instance, like every later run: not held on the heap.
+		p.data = liftedData{path: dataPath(cacheDir, digest)}
 	}
-	wasmBytes = nil
+	wasmBytes, sh = nil, shape{}
 	p.memo = p.newMemo(cacheDir)
 	releaseMemory()
 	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
@@ -315,7 +327,8 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		Vars: DefaultMaxVarBytes}, p.lookupConfig, p.guestLog, p.logLevel)
 	cfg := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
+		// The guest's start runs after the host wrote the lifted data (startInstance).
+		WithStartFunctions().
 		WithStdout(out).
 		WithStderr(out).
 		// Real clocks so logs and guest-side deadlines mean something; real randomness so Go's
@@ -334,7 +347,13 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	ictx = withLinearMemory(ictx)
 	wid, watched := p.watchBegin(ictx, "_initialize", nil)
 	mod, err := p.runtime.InstantiateModule(ictx, p.compiled, cfg)
+	if err == nil {
+		mod, err = p.startInstance(ictx, mod)
+	}
 	p.watchEnd(wid, watched)
+	if le := (*LoadError)(nil); errors.As(err, &le) {
+		return nil, le // the host's own data, not the guest
+	}
 	if err != nil {
 		text, _ := out.take()
 		e := p.classify(ictx, "_initialize", err, text)
@@ -351,6 +370,41 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		}
 	}
 	return inst, nil
+}
+
+// startInstance writes the lifted data into a new instance's memory and then runs the guest's
+// _initialize as wazero runs a start function (closing the instance when it fails, an exit with
+// code 0 being no failure), so that a module reads the same memory and fails the same way
+// whether or not its data was lifted (liftable).
+func (p *Plugin) startInstance(ctx context.Context, mod api.Module) (api.Module, error) {
+	if err := p.data.apply(mod.Memory()); err != nil {
+		_ = mod.Close(ctx)
+		if what := "damaged"; errors.Is(err, errDataDamaged) || errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, fs.ErrNotExist) {
+				what = "missing"
+			}
+			// Removed with the shaped module, so that the next run shapes the module again.
+			os.Remove(p.data.path)
+			os.Remove(strings.TrimSuffix(p.data.path, ".data") + ".wasm")
+			return nil, &LoadError{Path: p.path, Reason: fmt.Sprintf("cannot start an instance: the cached data of the module (%s) is %s; the next run shapes the module again", p.data.path, what)}
+		}
+		return nil, &LoadError{Path: p.path, Reason: "cannot start an instance", Err: err}
+	}
+	start := mod.ExportedFunction("_initialize")
+	if start == nil {
+		return mod, nil
+	}
+	if _, err := start.Call(ctx); err != nil {
+		_ = mod.Close(ctx)
+		if exit, ok := err.(*sys.ExitError); ok {
+			if exit.ExitCode() == 0 {
+				return mod, nil
+			}
+			return nil, err
+		}
+		return nil, fmt.Errorf("module[] function[_initialize] failed: %w", err)
+	}
+	return mod, nil
 }
 
 // releaseMemory collects the garbage of loading a module and returns it to the operating

@@ -10,11 +10,11 @@ import (
 	"strconv"
 )
 
-// The shaped module is kept next to the compiled code. A hook run that finds the module's
-// metadata record (this node loaded the same bytes before) would shape them again (structure.go:
-// every section walked, the data segments merged, the 4 MB module copied onto the heap), only to
-// get the bytes the compilation cache is keyed by: ~8-12 ms of CPU and ~1,400 page faults in a
-// fresh process. It maps the shaped bytes instead. They are trusted as the compiled code beside
+// The shaped module is kept next to the compiled code, its lifted data (data.go) beside it. A
+// hook run that finds the module's metadata record (this node loaded the same bytes before) would
+// shape them again (structure.go: every section walked, the data segments merged and lifted out,
+// the 4 MB module copied onto the heap), only to get the bytes the compilation cache is keyed by:
+// ~8-12 ms of CPU and ~1,400 page faults in a fresh process. It maps the shaped bytes instead. They are trusted as the compiled code beside
 // them is, which wazero runs natively: written by this host after a load of the same module
 // passed every check, keyed by the module's sha256 and by shapedVersion, and checked for damage
 // (a CRC-32C trailer) before use; anything else is ignored, and the module is shaped again.
@@ -23,7 +23,7 @@ const shapedDir = "shaped"
 // shapedVersion names what shapeModule produces. Bump it with any change to the shaping's
 // output (TestShapedVersionNamesTheShaping fails until then): a module shaped under other rules
 // must not be used.
-const shapedVersion = 1
+const shapedVersion = 2
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -31,11 +31,12 @@ func shapedPath(cacheDir, digest string) string {
 	return filepath.Join(cacheDir, shapedDir, "v"+strconv.Itoa(shapedVersion)+"-"+digest+".wasm")
 }
 
-// readShaped maps the module's shaped bytes when they are cached and intact; nil otherwise.
-// release unmaps them; the bytes must not be used after, and only inside readingMapped.
-func (p *Plugin) readShaped(cacheDir, digest string) (shaped []byte, release func()) {
+// readShaped maps the module's shaped bytes when they and its lifted data are cached and intact;
+// nil otherwise. release unmaps them; the bytes must not be used after, and only inside
+// readingMapped. The data file is only checked here, never read into the process (data.go).
+func (p *Plugin) readShaped(cacheDir, digest string) (shaped []byte, data liftedData, release func()) {
 	if cacheDir == "" {
-		return nil, nil
+		return nil, liftedData{}, nil
 	}
 	path := shapedPath(cacheDir, digest)
 	b, unmap, err := mapModule(path)
@@ -43,7 +44,7 @@ func (p *Plugin) readShaped(cacheDir, digest string) (shaped []byte, release fun
 		if !errors.Is(err, fs.ErrNotExist) {
 			p.log.Warn("cannot read the cached shaped module; shaping the module", "error", err.Error())
 		}
-		return nil, nil
+		return nil, liftedData{}, nil
 	}
 	intact := false
 	if err := readingMapped(path, func() error {
@@ -55,10 +56,25 @@ func (p *Plugin) readShaped(cacheDir, digest string) (shaped []byte, release fun
 		// Removed, so that this load writes it anew.
 		p.log.Warn("ignoring a damaged cached shaped module; shaping the module", "file", path)
 		os.Remove(path)
-		return nil, nil
+		return nil, liftedData{}, nil
+	}
+	dpath := dataPath(cacheDir, digest)
+	size, err := checkDataFile(dpath)
+	if err != nil {
+		unmap()
+		if !errors.Is(err, fs.ErrNotExist) {
+			p.log.Warn("ignoring the cached data of the shaped module; shaping the module", "file", dpath, "error", err.Error())
+		}
+		// Both go, and this load writes both anew: a shaped module is only used with its data.
+		os.Remove(dpath)
+		os.Remove(path)
+		return nil, liftedData{}, nil
+	}
+	if size > 0 {
+		data = liftedData{path: dpath}
 	}
 	released := false
-	return b[:len(b)-4], func() {
+	return b[:len(b)-4], data, func() {
 		if !released {
 			released = true
 			unmap()
@@ -66,18 +82,27 @@ func (p *Plugin) readShaped(cacheDir, digest string) (shaped []byte, release fun
 	}
 }
 
-// writeShaped caches the module's shaped bytes, written whole and then renamed. Failing costs
-// the next run the shaping, never correctness, so it is only logged.
-func (p *Plugin) writeShaped(cacheDir, digest string, shaped []byte) {
+// writeShaped caches the module's shaped bytes and its lifted data (an empty body when it has
+// none), each written whole and then renamed, the data first: a shaped module found in the cache
+// always has its data beside it. Failing costs the next run the shaping, never correctness, so it
+// is only logged. It reports whether the data file is in place.
+func (p *Plugin) writeShaped(cacheDir, digest string, sh shape) bool {
 	if cacheDir == "" {
-		return
+		return false
 	}
-	path := shapedPath(cacheDir, digest)
+	path, dpath := shapedPath(cacheDir, digest), dataPath(cacheDir, digest)
 	if _, err := os.Stat(path); err == nil {
-		return
+		if _, err := os.Stat(dpath); err == nil {
+			return true
+		}
 	}
-	err := writeCacheFile(path, ".shaped-*", shaped, binary.LittleEndian.AppendUint32(nil, crc32.Checksum(shaped, castagnoli)))
+	err := writeCacheFile(dpath, ".data-*", sh.data, binary.LittleEndian.AppendUint32(nil, crc32.Checksum(sh.data, castagnoli)))
+	if err == nil {
+		err = writeCacheFile(path, ".shaped-*", sh.module, binary.LittleEndian.AppendUint32(nil, crc32.Checksum(sh.module, castagnoli)))
+	}
 	if err != nil {
 		p.log.Warn("cannot cache the shaped module; the next run shapes it again", "error", err.Error())
+		return false
 	}
+	return true
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
-// A module this node loaded before is not shaped again: its shaped bytes come from the cache,
-// are the bytes the shaping makes, and a damaged copy is ignored (and written anew).
+// A module this node loaded before is not shaped again: its shaped bytes and its lifted data come
+// from the cache, are the bytes the shaping makes, and a damaged copy of either is ignored (and
+// both are written anew).
 func TestTheShapedModuleIsCached(t *testing.T) {
 	ctx := context.Background()
 	path := guest(t, "pdkmock")
@@ -32,7 +33,11 @@ func TestTheShapedModuleIsCached(t *testing.T) {
 	require.NoError(t, err)
 	want, err := limitStructure(path, module)
 	require.NoError(t, err)
-	require.Equal(t, want, cached[:len(cached)-4], "the cache holds what the shaping makes")
+	require.NotNil(t, want.data, "a Go module's data is lifted out")
+	require.Equal(t, want.module, cached[:len(cached)-4], "the cache holds what the shaping makes")
+	data, err := os.ReadFile(dataPath(o.CacheDir, digest))
+	require.NoError(t, err, "and the data beside it")
+	require.Equal(t, want.data, data[:len(data)-4])
 
 	o2, logs2 := testOptions(t)
 	o2.CacheDir = o.CacheDir
@@ -40,16 +45,68 @@ func TestTheShapedModuleIsCached(t *testing.T) {
 	assert.Contains(t, logs2.String(), "cached_shape=true")
 	require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}), "the module from the cached shape runs")
 
-	cached[len(cached)/2] ^= 0xff
-	require.NoError(t, os.WriteFile(shapedPath(o.CacheDir, digest), cached, 0o644))
-	o3, logs3 := testOptions(t)
-	o3.CacheDir = o.CacheDir
-	loadTest(t, path, o3)
-	assert.Contains(t, logs3.String(), "ignoring a damaged cached shaped module")
-	assert.Contains(t, logs3.String(), "cached_shape=false")
-	again, err := os.ReadFile(shapedPath(o.CacheDir, digest))
+	for _, c := range []struct{ file, log string }{
+		{shapedPath(o.CacheDir, digest), "ignoring a damaged cached shaped module"},
+		{dataPath(o.CacheDir, digest), "ignoring the cached data of the shaped module"},
+	} {
+		b, err := os.ReadFile(c.file)
+		require.NoError(t, err)
+		b[len(b)/2] ^= 0xff
+		require.NoError(t, os.WriteFile(c.file, b, 0o644))
+		o3, logs3 := testOptions(t)
+		o3.CacheDir = o.CacheDir
+		p := loadTest(t, path, o3)
+		assert.Contains(t, logs3.String(), c.log)
+		assert.Contains(t, logs3.String(), "cached_shape=false")
+		require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}), "the module shaped again runs")
+		again, err := os.ReadFile(shapedPath(o.CacheDir, digest))
+		require.NoError(t, err)
+		assert.Equal(t, want.module, again[:len(again)-4], "the damaged copy was written anew")
+		again, err = os.ReadFile(dataPath(o.CacheDir, digest))
+		require.NoError(t, err)
+		assert.Equal(t, want.data, again[:len(again)-4], "the damaged copy was written anew")
+	}
+}
+
+// The lifted data is read by every instance as it starts: one that finds it damaged or gone fails
+// to start, naming the file, and takes the cached shape with it so that the next run shapes the
+// module again; it never starts a guest on memory without its data.
+func TestAnInstanceWithoutItsDataDoesNotStart(t *testing.T) {
+	ctx := context.Background()
+	path := guest(t, "pdkmock")
+	o, _ := testOptions(t)
+	o.CacheDir = filepath.Join(t.TempDir(), "cache")
+	o.PoolSize = 1
+	loadTest(t, path, o)
+	digest, err := hashModule(path)
 	require.NoError(t, err)
-	assert.Equal(t, want, again[:len(again)-4], "the damaged copy was written anew")
+	for name, damage := range map[string]func(file string){
+		"removed": func(file string) { require.NoError(t, os.Remove(file)) },
+		"damaged": func(file string) {
+			b, err := os.ReadFile(file)
+			require.NoError(t, err)
+			b[len(b)/3] ^= 0xff
+			require.NoError(t, os.WriteFile(file, b, 0o644))
+		},
+	} {
+		o2, _ := testOptions(t)
+		o2.CacheDir = o.CacheDir
+		o2.PoolSize = 1
+		p := loadTest(t, path, o2)
+		damage(dataPath(o.CacheDir, digest))
+		err := p.WaitForAPI(ctx, &fakeSession{})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "cannot start an instance", name)
+		assert.Contains(t, err.Error(), dataPath(o.CacheDir, digest), name)
+		assert.NoFileExists(t, shapedPath(o.CacheDir, digest), name)
+		p.Close(ctx)
+		// The next load shapes the module again, and its instances start.
+		o3, logs3 := testOptions(t)
+		o3.CacheDir = o.CacheDir
+		p = loadTest(t, path, o3)
+		assert.Contains(t, logs3.String(), "cached_shape=false", name)
+		require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}), name)
+	}
 }
 
 // The cached shape is named by shapedVersion: a shaping that writes other bytes must come with a
@@ -60,9 +117,9 @@ func TestShapedVersionNamesTheShaping(t *testing.T) {
 			{Offset: 9000, Bytes: []byte("ef")}}}
 	out, err := limitStructure("m.wasm", m.Encode())
 	require.NoError(t, err)
-	sum := sha256.Sum256(out)
-	const want = "2db5f7eb71a36c65ad2a6432c742bb1ab8689f59985dd49a21508e965548c330"
-	assert.Equal(t, 1, shapedVersion)
+	sum := sha256.Sum256(append(append([]byte{}, out.module...), out.data...))
+	const want = "7c13378b3f218e401e0edffbb30a96eb69e5e8b0295ccf595d53e77d019e706b"
+	assert.Equal(t, 2, shapedVersion)
 	assert.Equal(t, want, hex.EncodeToString(sum[:]),
 		"the shaping's output changed: bump shapedVersion, then update this digest and the version above")
 }

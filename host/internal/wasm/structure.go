@@ -60,7 +60,7 @@ var sectionNames = [...]string{"custom", "type", "import", "function", "table", 
 // declared number can exceed a small multiple of the module's own size. What it cannot read is
 // refused rather than left to the decoder, which would allocate first and fail after. Function
 // bodies' instructions are not walked: the compiler reads them from bytes already in memory.
-func limitStructure(path string, b []byte) ([]byte, error) {
+func limitStructure(path string, b []byte) (shape, error) {
 	return shapeModule(path, b, true)
 }
 
@@ -69,18 +69,25 @@ func limitStructure(path string, b []byte) ([]byte, error) {
 // compile, passed that load's walk and is not walked again (and with a warm cache nothing is
 // compiled). Everything else is checked and rewritten as limitStructure does, so the compiled
 // bytes, and with them the cache key, are the same.
-func limitCompiledStructure(path string, b []byte) ([]byte, error) {
+func limitCompiledStructure(path string, b []byte) (shape, error) {
 	return shapeModule(path, b, false)
 }
 
-func shapeModule(path string, b []byte, walkBodies bool) ([]byte, error) {
+// shape is a module as the host compiles it, and the data the host writes into each instance's
+// memory itself (liftData): the module without that data section, and the section's body in the
+// binary format's encoding, merged (planData). data is nil when the module keeps its data section.
+type shape struct {
+	module, data []byte
+}
+
+func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
 	refuse := func(format string, args ...any) error {
 		return &LoadError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(b) < 8 || string(b[:8]) != "\x00asm\x01\x00\x00\x00" {
 		// The decoder refuses the header without allocating, and the header is all it reads. A
 		// copy: the result never shares the caller's bytes (a mapped file, see readModule).
-		return slices.Clone(b[:min(len(b), 8)]), nil
+		return shape{module: slices.Clone(b[:min(len(b), 8)])}, nil
 	}
 	s := &structure{walkBodies: walkBodies}
 	// The sections as they will be written, then one buffer of the exact size: the module is
@@ -90,42 +97,48 @@ func shapeModule(path string, b []byte, walkBodies bool) ([]byte, error) {
 	section := func(id byte, body []byte) {
 		parts = append(parts, binary.AppendUvarint([]byte{id}, uint64(len(body))), body)
 	}
-	var data *dataPlan
+	var data, lifted *dataPlan
 	dataAt := -1
 	for pos := 8; pos < len(b); {
 		id := b[pos]
 		size, n := uvarint32(b[pos+1:])
 		if n <= 0 {
-			return nil, refuse("section header at offset %d is malformed", pos)
+			return shape{}, refuse("section header at offset %d is malformed", pos)
 		}
 		if size > uint64(len(b)-pos-1-n) {
-			return nil, refuse("section %d at offset %d declares %d bytes but only %d remain", id, pos, size, len(b)-pos-1-n)
+			return shape{}, refuse("section %d at offset %d declares %d bytes but only %d remain", id, pos, size, len(b)-pos-1-n)
 		}
 		whole := b[pos : pos+1+n+int(size)]
 		body := b[pos+1+n : pos+1+n+int(size)]
 		pos += len(whole)
 		if int(id) >= len(sectionNames) {
-			return nil, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(whole))
+			return shape{}, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(whole))
 		}
 		if id == sectionTable {
 			table, err := limitTables(body)
 			if err != nil {
-				return nil, refuse("%v", err)
+				return shape{}, refuse("%v", err)
 			}
 			section(sectionTable, table)
 			continue
 		}
 		if err := s.check(id, body); err != nil {
 			if id == sectionCustom {
-				return nil, refuse("custom section %v", err)
+				return shape{}, refuse("custom section %v", err)
 			}
-			return nil, refuse("%s section: %v", sectionNames[id], err)
+			return shape{}, refuse("%s section: %v", sectionNames[id], err)
 		}
 		if id == sectionData {
-			if plan, ok := s.mergeData(body, len(b)); ok {
-				data, dataAt = plan, len(parts)
-				parts = append(parts, nil)
-				continue
+			if plan, ok := s.planData(body, len(b)); ok {
+				if s.liftable(plan) {
+					lifted = plan
+					continue
+				}
+				if plan.merges() {
+					data, dataAt = plan, len(parts)
+					parts = append(parts, nil)
+					continue
+				}
 			}
 		}
 		parts = append(parts, whole)
@@ -145,14 +158,21 @@ func shapeModule(path string, b []byte, walkBodies bool) ([]byte, error) {
 		}
 		out = append(out, p...)
 	}
-	return out, nil
+	sh := shape{module: out}
+	if lifted != nil {
+		sh.data = lifted.appendBody(make([]byte, 0, lifted.bodySize))
+	}
+	return sh, nil
 }
 
 // structure carries the module-wide totals across sections.
 type structure struct {
 	functions, locals uint64
-	// importsMemory and dataCount decide whether data segments may be merged (mergeData).
-	importsMemory, dataCount bool
+	// importsMemory and dataCount decide whether data segments may be merged (planData);
+	// with memories, memoryMin and start, whether they may be lifted out (liftable).
+	importsMemory, dataCount, start bool
+	// memories is how many memories the module defines; memoryMin the first one's minimum pages.
+	memories, memoryMin uint64
 	// walkBodies walks each function body's instructions (checkBody).
 	walkBodies bool
 }
@@ -164,6 +184,7 @@ func (s *structure) check(id byte, body []byte) error {
 	case sectionCustom:
 		return checkCustom(r)
 	case sectionStart:
+		s.start = true
 		r.leb()
 	case sectionDataCount:
 		s.dataCount = true
@@ -179,7 +200,13 @@ func (s *structure) check(id byte, body []byte) error {
 	case sectionFunction:
 		err = r.each("function", func(i uint64) error { r.leb(); return nil })
 	case sectionMemory:
-		err = r.each("memory", func(i uint64) error { r.limits(); return nil })
+		err = r.each("memory", func(i uint64) error {
+			if least := r.limits(); i == 0 {
+				s.memoryMin = least
+			}
+			s.memories++
+			return nil
+		})
 	case sectionGlobal:
 		err = r.each("global", func(i uint64) error {
 			r.valType()
@@ -408,16 +435,18 @@ func (r *reader) valType() {
 }
 
 // limits skips memory or table limits (flags 0-3: with or without a maximum, shared or not).
-func (r *reader) limits() {
+// limits reads a limits entry and returns its minimum.
+func (r *reader) limits() uint64 {
 	flags := r.byte()
 	if flags > 3 {
 		r.bad = true
-		return
+		return 0
 	}
-	r.leb()
+	least := r.leb()
 	if flags&1 != 0 {
 		r.leb()
 	}
+	return least
 }
 
 // checkType checks one function type, or a recursion group of them.
@@ -467,12 +496,13 @@ func checkImport(r *reader) (memory bool, err error) {
 	return false, nil
 }
 
-// maxDataGap is the largest run of zeros mergeData writes between two data segments.
+// maxDataGap is the largest run of zeros planData writes between two data segments.
 const maxDataGap = 4096
 
-// mergeData plans a data section (body already checked) whose active segments are merged where
-// they are at most maxDataGap bytes apart, the gaps written as zeros, and reports whether it
-// merges any; the plan writes the section straight into the shaped module (dataPlan.appendTo).
+// planData plans a data section (body already checked) whose active segments are merged where
+// they are at most maxDataGap bytes apart, the gaps written as zeros, and reports whether the
+// section may be rewritten at all; the plan writes the section straight into the shaped module
+// (dataPlan.appendTo), or, lifted (liftable), apart from it (appendBody).
 //
 // Go's linker writes a segment for every run of data between runs of zeros, which makes a 4 MB
 // plugin carry about 47,000 segments: wazero decodes each one in every process and copies each
@@ -485,13 +515,13 @@ const maxDataGap = 4096
 // they are written in does not matter. Anything else is left as it is. The zeros written are
 // bounded by moduleSize, so a module of a few scattered bytes cannot make the host allocate
 // gigabytes (at most the module's size, or 1 MiB for a smaller one).
-func (s *structure) mergeData(body []byte, moduleSize int) (*dataPlan, bool) {
+func (s *structure) planData(body []byte, moduleSize int) (*dataPlan, bool) {
 	if s.importsMemory || s.dataCount {
 		return nil, false
 	}
 	r := &reader{b: body}
 	n := r.leb()
-	if r.bad || n < 2 {
+	if r.bad || n < 1 {
 		return nil, false
 	}
 	// Segments by their place in body, not as slices of it: no pointers for the collector to
@@ -541,9 +571,7 @@ func (s *structure) mergeData(body []byte, moduleSize int) (*dataPlan, bool) {
 		zeros += int(gap)
 		last.size += gap + uint64(sg.end-sg.start)
 	}
-	if len(plan.runs) == len(segs) {
-		return nil, false
-	}
+	plan.merged = len(plan.runs) < len(segs)
 	plan.bodySize = uvarintLen(uint64(len(plan.runs)))
 	for _, rn := range plan.runs {
 		plan.bodySize += 2 + slebLen(int64(rn.offset)) + 1 + uvarintLen(rn.size) + int(rn.size)
@@ -570,12 +598,51 @@ type dataPlan struct {
 	segs     []dataSegment
 	runs     []dataRun
 	bodySize int
+	merged   bool
 }
+
+// merges reports whether the plan writes fewer segments than the section has.
+func (d *dataPlan) merges() bool { return d.merged }
+
+// liftable reports whether the planned data may leave the module, for the host to write into
+// each instance's memory itself (applyData) before anything in the guest runs.
+//
+// wazero keeps a decoded copy of every data segment for the life of the compiled module, and
+// decodes it from the shaped module's pages in every hook run, while the compiled code is read
+// in: for a 4 MB Go plugin that is its 2 MB of merged data twice over (the mapped pages and the
+// copy) at the moment the process peaks. Lifted, the data is read from its own cache file into
+// each instance as it starts, and costs the load nothing (docs/benchmarks.md, round 6).
+//
+// The guest cannot tell only where planData could merge, and nothing runs in the guest before
+// the host writes the data: no start section (its function would run inside the instantiation,
+// before the data is there; a reactor's _initialize is an export the host calls after), and the
+// module's one memory holds every segment at its minimum size, so the writes cannot fail where
+// wazero's would have failed the instantiation with its own error (those modules keep their
+// section, and that error).
+func (s *structure) liftable(d *dataPlan) bool {
+	if s.start || s.memories != 1 {
+		return false
+	}
+	for _, rn := range d.runs {
+		if rn.offset+rn.size > s.memoryMin*pageSize {
+			return false
+		}
+	}
+	return true
+}
+
+// pageSize is a WebAssembly memory page.
+const pageSize = 1 << 16
 
 // appendTo appends the merged data section, header included, to dst.
 func (d *dataPlan) appendTo(dst []byte) []byte {
 	dst = append(dst, sectionData)
 	dst = binary.AppendUvarint(dst, uint64(d.bodySize))
+	return d.appendBody(dst)
+}
+
+// appendBody appends the merged data section's body (its segment count and segments) to dst.
+func (d *dataPlan) appendBody(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(d.runs)))
 	for i, rn := range d.runs {
 		dst = append(dst, 0, 0x41)

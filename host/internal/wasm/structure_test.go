@@ -81,7 +81,7 @@ func TestTableGrowthIsCappedInsideTheGuest(t *testing.T) {
 		ctx := context.Background()
 		r := wazero.NewRuntime(ctx)
 		defer r.Close(ctx)
-		mod, err := r.Instantiate(ctx, b)
+		mod, err := r.Instantiate(ctx, b.module)
 		require.NoError(t, err)
 		res, err := mod.ExportedFunction("grow_past_cap").Call(ctx)
 		require.NoError(t, err)
@@ -98,24 +98,49 @@ func TestRealPluginsPassTheStructuralLimits(t *testing.T) {
 	out, err := limitStructure("pdkmock.wasm", b)
 	require.NoError(t, err)
 	assert.Greater(t, dataSegments(t, b), 1000, "Go writes a data segment per run of non-zero bytes")
-	assert.Less(t, dataSegments(t, out), 10, "the data segments are merged")
-	again, err := limitStructure("pdkmock.wasm", out)
+	assert.Zero(t, dataSegments(t, out.module), "the data leaves the module")
+	assert.Less(t, segmentCount(t, out.data), 10, "the data segments are merged")
+	again, err := limitStructure("pdkmock.wasm", out.module)
 	require.NoError(t, err)
-	assert.Equal(t, out, again, "a capped and merged module is left as it is")
-	assert.Equal(t, memoryAfterStart(t, b), memoryAfterStart(t, out), "the guest starts with the same memory")
+	assert.Equal(t, out.module, again.module, "a capped module without its data is left as it is")
+	assert.Nil(t, again.data)
+	assert.Equal(t, memoryAfterStart(t, shape{module: b}), memoryAfterStart(t, out), "the guest starts with the same memory")
 }
 
-// Merging data segments puts the same bytes at the same places; where a segment's index or the
-// order of segments could matter, or the memory is not the module's own, nothing is merged.
-func TestDataSegmentsAreMergedOnlyWhereNothingCanTell(t *testing.T) {
+// Lifting the data out of the module, and merging its segments, puts the same bytes at the same
+// places before the guest runs; where a segment's index or the order of segments could matter,
+// or the memory is not the module's own, nothing is changed, and where guest code could run
+// before the host writes the data, or the data does not fit the memory, it is only merged.
+func TestDataSegmentsAreLiftedAndMergedOnlyWhereNothingCanTell(t *testing.T) {
 	far := int32(201 + maxDataGap + 1)
 	segs := []wasmtest.Data{{Offset: 100, Bytes: []byte("abc")}, {Offset: 10, Bytes: []byte("xy")},
 		{Offset: 200, Bytes: []byte("z")}, {Offset: far, Bytes: []byte("far")}, {Offset: 103, Bytes: []byte("d")}}
-	m := wasmtest.Module{Memory: true, Data: segs}
-	out, err := limitStructure("data.wasm", m.Encode())
-	require.NoError(t, err)
-	assert.Equal(t, 2, dataSegments(t, out), "merged up to the gap of more than %d bytes", maxDataGap)
-	assert.Equal(t, memoryAfterStart(t, m.Encode()), memoryAfterStart(t, out))
+	zero := uint32(0)
+	lifted := map[string]struct {
+		m        wasmtest.Module
+		segments int
+	}{
+		"merged up to the gap of more than maxDataGap bytes": {wasmtest.Module{Memory: true, Data: segs}, 2},
+		"one segment": {wasmtest.Module{Memory: true, Data: segs[:1]}, 1},
+	}
+	for name, c := range lifted {
+		out, err := limitStructure("data.wasm", c.m.Encode())
+		require.NoError(t, err, name)
+		assert.Zero(t, dataSegments(t, out.module), name)
+		assert.Equal(t, c.segments, segmentCount(t, out.data), name)
+		assert.Equal(t, memoryAfterStart(t, shape{module: c.m.Encode()}), memoryAfterStart(t, out), name)
+	}
+
+	mergedOnly := map[string]wasmtest.Module{
+		"a start section (its function runs before the host could write)": {Memory: true, Data: segs,
+			Exports: []wasmtest.Func{{Name: "f"}}, Start: &zero},
+	}
+	for name, m := range mergedOnly {
+		out, err := limitStructure("data.wasm", m.Encode())
+		require.NoError(t, err, name)
+		assert.Nil(t, out.data, name)
+		assert.Equal(t, 2, dataSegments(t, out.module), name)
+	}
 
 	unchanged := map[string]wasmtest.Module{
 		"data count section (memory.init and data.drop name segments)": {Memory: true, Data: segs, DataCount: true},
@@ -125,8 +150,9 @@ func TestDataSegmentsAreMergedOnlyWhereNothingCanTell(t *testing.T) {
 			{Offset: 10, Bytes: []byte("abc")}, {Passive: true, Bytes: []byte("x")}}},
 		"a negative offset": {Memory: true, Data: []wasmtest.Data{
 			{Offset: 10, Bytes: []byte("abc")}, {Offset: -1, Bytes: []byte("x")}}},
+		"a segment past the memory's minimum (the instantiation fails as it would have)": {Memory: true,
+			Data: []wasmtest.Data{{Offset: 10, Bytes: []byte("abc")}, {Offset: pageSize - 1, Bytes: []byte("xy")}}},
 		"an imported memory": {Data: segs},
-		"one segment":        {Memory: true, Data: segs[:1]},
 	}
 	for name, m := range unchanged {
 		b := m.Encode()
@@ -135,7 +161,8 @@ func TestDataSegmentsAreMergedOnlyWhereNothingCanTell(t *testing.T) {
 		}
 		out, err := limitStructure("data.wasm", b)
 		require.NoError(t, err, name)
-		assert.Equal(t, b, out, name)
+		assert.Equal(t, b, out.module, name)
+		assert.Nil(t, out.data, name)
 	}
 }
 
@@ -145,6 +172,14 @@ func importMemory(t *testing.T, b []byte) []byte {
 	imports := []byte{sectionImport, 10, 1, 3, 'e', 'n', 'v', 3, 'm', 'e', 'm', 2, 0, 1}
 	imports[1] = byte(len(imports) - 2)
 	return append(append(slices.Clone(b[:8]), imports...), b[8:]...)
+}
+
+// segmentCount is the number of segments of a data section's body.
+func segmentCount(t *testing.T, body []byte) int {
+	t.Helper()
+	count, n := uvarint32(body)
+	require.Positive(t, n)
+	return int(count)
 }
 
 // dataSegments counts a module's data segments.
@@ -162,9 +197,9 @@ func dataSegments(t *testing.T, b []byte) int {
 	return 0
 }
 
-// memoryAfterStart is the module's memory once instantiated by the host's runtime, before any
-// start function runs.
-func memoryAfterStart(t *testing.T, b []byte) []byte {
+// memoryAfterStart is the module's memory once instantiated by the host's runtime and given its
+// lifted data, before any start function runs.
+func memoryAfterStart(t *testing.T, sh shape) []byte {
 	t.Helper()
 	ctx := context.Background()
 	o, _ := testOptions(t)
@@ -173,8 +208,9 @@ func memoryAfterStart(t *testing.T, b []byte) []byte {
 	r, err := newRuntime(ctx, o, nil, &Plugin{opts: o}, true)
 	require.NoError(t, err)
 	defer r.Close(ctx)
-	mod, err := r.InstantiateWithConfig(ctx, b, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	mod, err := r.InstantiateWithConfig(ctx, sh.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	require.NoError(t, err)
+	require.NoError(t, liftedData{bytes: sh.data}.apply(mod.Memory()))
 	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
 	require.True(t, ok)
 	return slices.Clone(mem)

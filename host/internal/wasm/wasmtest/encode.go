@@ -38,6 +38,8 @@ type Module struct {
 	// Data are the module's data segments, in this order; DataCount adds a data count section.
 	Data      []Data
 	DataCount bool
+	// Start, when set, adds a start section naming that function (imports first).
+	Start *uint32
 }
 
 // Data is one data segment: active on memory 0 at Offset, or passive.
@@ -130,6 +132,12 @@ func (m Module) Encode() []byte {
 		out = section(out, 5, 1, []byte{0x00, 0x01})
 	}
 	out = section(out, 7, exportCount, exports)
+	if m.Start != nil {
+		start := uleb(*m.Start)
+		out = append(out, 8)
+		out = append(out, uleb(uint32(len(start)))...)
+		out = append(out, start...)
+	}
 	if m.DataCount {
 		out = append(out, 12)
 		out = append(out, uleb(uint32(len(uleb(uint32(len(m.Data))))))...)
