@@ -9,8 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -22,29 +20,29 @@ import (
 // memory, so the process never holds a second copy of it.
 
 // dataPath is the cache file of the module's lifted data: its body, then a CRC-32C trailer.
-func dataPath(cacheDir, digest string) string {
-	return filepath.Join(cacheDir, shapedDir, "v"+strconv.Itoa(shapedVersion)+"-"+digest+".data")
-}
+func dataPath(cacheDir, digest string) string { return shapedFile(cacheDir, digest, ".data") }
 
 // errDataDamaged is a data file whose bytes are not the ones written.
 var errDataDamaged = errors.New("the data of the module is damaged")
 
-// liftedData is where an instance's lifted data comes from: bytes, or the cache file at path.
-// The zero value is a module that keeps its data section.
+// liftedData is where an instance's lifted data comes from: bytes, or the data file of the
+// module digest in the cache directory dir. The zero value is a module that keeps its data section.
 type liftedData struct {
-	bytes []byte
-	path  string
+	bytes       []byte
+	dir, digest string
 }
 
-func (d liftedData) none() bool { return d.bytes == nil && d.path == "" }
+func (d liftedData) none() bool { return d.bytes == nil && d.dir == "" }
+
+func (d liftedData) path() string { return dataPath(d.dir, d.digest) }
 
 // apply writes the data into mem.
 func (d liftedData) apply(mem api.Memory) error {
 	switch {
 	case d.bytes != nil:
 		return applyData(mem, bufio.NewReader(bytes.NewReader(d.bytes)))
-	case d.path != "":
-		return readDataFile(d.path, func(r *bufio.Reader) error { return applyData(mem, r) })
+	case d.dir != "":
+		return readDataFile(d.path(), func(r *bufio.Reader) error { return applyData(mem, r) })
 	}
 	return nil
 }
@@ -138,7 +136,7 @@ func readSleb32(r io.ByteReader) (int32, error) {
 		}
 		v |= int64(b&0x7f) << shift
 		if b&0x80 == 0 {
-			if shift+7 < 64 && b&0x40 != 0 {
+			if b&0x40 != 0 { // sign-extend
 				v |= -1 << (shift + 7)
 			}
 			if v < -1<<31 || v > 1<<31-1 {

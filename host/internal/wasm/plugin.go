@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"strconv"
@@ -131,7 +130,6 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 			p.data = liftedData{bytes: sh.data}
 		}
 	}
-	wasmBytes := sh.module
 	// The shaped module is a copy (or the cache's): the file's pages are not needed any more.
 	release()
 	if err != nil {
@@ -145,7 +143,7 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		return nil, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
 	}
 	compileStart := time.Now()
-	p.compiled, err = compileWithin(ctx, path, p.runtime, wasmBytes, o.CompileTimeout)
+	p.compiled, err = compileWithin(ctx, path, p.runtime, sh.module, o.CompileTimeout)
 	compileTime := time.Since(compileStart)
 	if cachedShape {
 		if _, refused := err.(*LoadError); refused {
@@ -198,9 +196,9 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	if !cachedShape && p.cache != nil && p.writeShaped(cacheDir, digest, sh) && !p.data.none() {
 		// Read from the file by each instance, like every later run: not held on the heap.
-		p.data = liftedData{path: dataPath(cacheDir, digest)}
+		p.data = liftedData{dir: cacheDir, digest: digest}
 	}
-	wasmBytes, sh = nil, shape{}
+	sh = shape{}
 	p.memo = p.newMemo(cacheDir)
 	releaseMemory()
 	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
@@ -379,16 +377,16 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 func (p *Plugin) startInstance(ctx context.Context, mod api.Module) (api.Module, error) {
 	if err := p.data.apply(mod.Memory()); err != nil {
 		_ = mod.Close(ctx)
-		if what := "damaged"; errors.Is(err, errDataDamaged) || errors.Is(err, fs.ErrNotExist) {
-			if errors.Is(err, fs.ErrNotExist) {
-				what = "missing"
-			}
-			// Removed with the shaped module, so that the next run shapes the module again.
-			os.Remove(p.data.path)
-			os.Remove(strings.TrimSuffix(p.data.path, ".data") + ".wasm")
-			return nil, &LoadError{Path: p.path, Reason: fmt.Sprintf("cannot start an instance: the cached data of the module (%s) is %s; the next run shapes the module again", p.data.path, what)}
+		what := "damaged"
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			what = "missing"
+		case !errors.Is(err, errDataDamaged):
+			return nil, &LoadError{Path: p.path, Reason: "cannot start an instance", Err: err}
 		}
-		return nil, &LoadError{Path: p.path, Reason: "cannot start an instance", Err: err}
+		// Removed with the shaped module, so that the next run shapes the module again.
+		forgetShaped(p.data.dir, p.data.digest)
+		return nil, &LoadError{Path: p.path, Reason: fmt.Sprintf("cannot start an instance: the cached data of the module (%s) is %s; the next run shapes the module again", p.data.path(), what)}
 	}
 	start := mod.ExportedFunction("_initialize")
 	if start == nil {

@@ -14,8 +14,8 @@ import (
 // hook run that finds the module's metadata record (this node loaded the same bytes before) would
 // shape them again (structure.go: every section walked, the data segments merged and lifted out,
 // the 4 MB module copied onto the heap), only to get the bytes the compilation cache is keyed by:
-// ~8-12 ms of CPU and ~1,400 page faults in a fresh process. It maps the shaped bytes instead. They are trusted as the compiled code beside
-// them is, which wazero runs natively: written by this host after a load of the same module
+// ~8-12 ms of CPU and ~1,400 page faults in a fresh process. It maps the shaped bytes instead.
+// They are trusted as the compiled code beside them is, which wazero runs natively: written by this host after a load of the same module
 // passed every check, keyed by the module's sha256 and by shapedVersion, and checked for damage
 // (a CRC-32C trailer) before use; anything else is ignored, and the module is shaped again.
 const shapedDir = "shaped"
@@ -27,8 +27,18 @@ const shapedVersion = 2
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func shapedPath(cacheDir, digest string) string {
-	return filepath.Join(cacheDir, shapedDir, "v"+strconv.Itoa(shapedVersion)+"-"+digest+".wasm")
+func shapedPath(cacheDir, digest string) string { return shapedFile(cacheDir, digest, ".wasm") }
+
+// shapedFile is the cache file of the module digest's shaping with extension ext.
+func shapedFile(cacheDir, digest, ext string) string {
+	return filepath.Join(cacheDir, shapedDir, "v"+strconv.Itoa(shapedVersion)+"-"+digest+ext)
+}
+
+// forgetShaped removes the module's shaped bytes and its data, so that the next load shapes the
+// module again and writes both.
+func forgetShaped(cacheDir, digest string) {
+	os.Remove(dataPath(cacheDir, digest))
+	os.Remove(shapedPath(cacheDir, digest))
 }
 
 // readShaped maps the module's shaped bytes when they and its lifted data are cached and intact;
@@ -66,12 +76,11 @@ func (p *Plugin) readShaped(cacheDir, digest string) (shaped []byte, data lifted
 			p.log.Warn("ignoring the cached data of the shaped module; shaping the module", "file", dpath, "error", err.Error())
 		}
 		// Both go, and this load writes both anew: a shaped module is only used with its data.
-		os.Remove(dpath)
-		os.Remove(path)
+		forgetShaped(cacheDir, digest)
 		return nil, liftedData{}, nil
 	}
 	if size > 0 {
-		data = liftedData{path: dpath}
+		data = liftedData{dir: cacheDir, digest: digest}
 	}
 	released := false
 	return b[:len(b)-4], data, func() {

@@ -74,7 +74,7 @@ func limitCompiledStructure(path string, b []byte) (shape, error) {
 }
 
 // shape is a module as the host compiles it, and the data the host writes into each instance's
-// memory itself (liftData): the module without that data section, and the section's body in the
+// memory itself (liftable): the module without that data section, and the section's body in the
 // binary format's encoding, merged (planData). data is nil when the module keeps its data section.
 type shape struct {
 	module, data []byte
@@ -434,8 +434,8 @@ func (r *reader) valType() {
 	}
 }
 
-// limits skips memory or table limits (flags 0-3: with or without a maximum, shared or not).
-// limits reads a limits entry and returns its minimum.
+// limits reads memory or table limits (flags 0-3: with or without a maximum, shared or not) and
+// returns the minimum.
 func (r *reader) limits() uint64 {
 	flags := r.byte()
 	if flags > 3 {
