@@ -1,4 +1,5 @@
-// Package finalizer adds, removes and releases the framework finalizer (docs/contract.md §5.2).
+// Package finalizer adds, removes and releases the framework finalizer (docs/contract.md §5.2):
+// the finalizer of the hook's profile (profile.Finalizer), whose name every write is given.
 //
 // Every write is a guarded JSON patch: an add is tested against the resourceVersion the binding
 // context saw, a removal against the finalizer's index, so a concurrent writer makes the patch fail
@@ -54,11 +55,12 @@ type op struct {
 	Value any    `json:"value,omitempty"`
 }
 
-// Patch is the JSON patch for action on r; nil when the CR already has the desired state.
-func Patch(r *resource.Resource, kind string, action Action) ([]byte, error) {
+// Patch is the JSON patch for action of finalizer name on r; nil when the CR already has the
+// desired state.
+func Patch(r *resource.Resource, kind string, action Action, name string) ([]byte, error) {
 	var ops []op
 	if action == Add {
-		if r.HasFinalizer() {
+		if r.HasFinalizer(name) {
 			return nil, nil
 		}
 		if r.ResourceVersion == "" {
@@ -66,24 +68,25 @@ func Patch(r *resource.Resource, kind string, action Action) ([]byte, error) {
 		}
 		ops = append(ops, op{Op: "test", Path: "/metadata/resourceVersion", Value: r.ResourceVersion})
 		if len(r.Finalizers) == 0 {
-			ops = append(ops, op{Op: "add", Path: "/metadata/finalizers", Value: []string{resource.Finalizer}})
+			ops = append(ops, op{Op: "add", Path: "/metadata/finalizers", Value: []string{name}})
 		} else {
-			ops = append(ops, op{Op: "add", Path: "/metadata/finalizers/-", Value: resource.Finalizer})
+			ops = append(ops, op{Op: "add", Path: "/metadata/finalizers/-", Value: name})
 		}
 	} else {
-		i := r.FinalizerIndex()
+		i := r.FinalizerIndex(name)
 		if i < 0 {
 			return nil, nil
 		}
 		path := "/metadata/finalizers/" + strconv.Itoa(i)
-		ops = []op{{Op: "test", Path: path, Value: resource.Finalizer}, {Op: "remove", Path: path}}
+		ops = []op{{Op: "test", Path: path, Value: name}, {Op: "remove", Path: path}}
 	}
 	return json.Marshal(ops)
 }
 
-// Apply performs action on r at t. A nil error means the CR has the desired finalizer state.
-func Apply(ctx context.Context, api API, log *slog.Logger, t kubeapi.Target, r *resource.Resource, kind string, action Action) error {
-	patch, err := Patch(r, kind, action)
+// Apply performs action of finalizer name on r at t. A nil error means the CR has the desired
+// finalizer state.
+func Apply(ctx context.Context, api API, log *slog.Logger, t kubeapi.Target, r *resource.Resource, kind string, action Action, name string) error {
+	patch, err := Patch(r, kind, action, name)
 	if err != nil || patch == nil {
 		return err
 	}
@@ -107,7 +110,7 @@ func Apply(ctx context.Context, api API, log *slog.Logger, t kubeapi.Target, r *
 		}
 		log.Error("failed to verify finalizers after a rejected metadata patch", "kind", kind,
 			"namespace", t.Namespace, "name", t.Name, "error", gerr)
-	case slices.Contains(live, resource.Finalizer) == (action == Add):
+	case slices.Contains(live, name) == (action == Add):
 		log.Info("the CR already has the desired finalizer state after a rejected metadata patch",
 			"kind", kind, "namespace", t.Namespace, "name", r.Name)
 		return nil

@@ -13,10 +13,15 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/kube/kubetest"
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
 
-const F = resource.Finalizer
+const (
+	F = resource.Finalizer
+	// U is the finalizer of the understack profile.
+	U = profile.FinalizerUnderstack
+)
 
 var (
 	target = kubeapi.Target{Group: "example.openstack-sync.io", Version: "v1alpha1", Plural: "widgets", Namespace: "ns", Name: "a"}
@@ -28,8 +33,10 @@ func TestPatchForms(t *testing.T) {
 		name   string
 		cr     resource.Resource
 		action finalizer.Action
-		want   string
-		err    string
+		// fin is the finalizer written, F when empty.
+		fin  string
+		want string
+		err  string
 	}{
 		{name: "add to empty list", cr: resource.Resource{Name: "a", ResourceVersion: "7"}, action: finalizer.Add,
 			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"add","path":"/metadata/finalizers","value":["` + F + `"]}]`},
@@ -43,10 +50,22 @@ func TestPatchForms(t *testing.T) {
 		{name: "release by index", cr: resource.Resource{Name: "a", Finalizers: []string{F}}, action: finalizer.Release,
 			want: `[{"op":"test","path":"/metadata/finalizers/0","value":"` + F + `"},{"op":"remove","path":"/metadata/finalizers/0"}]`},
 		{name: "remove when absent", cr: resource.Resource{Name: "a", Finalizers: []string{"x/y"}}, action: finalizer.Remove},
+		{name: "add the understack profile's beside this project's", cr: resource.Resource{Name: "a", ResourceVersion: "7", Finalizers: []string{F}},
+			action: finalizer.Add, fin: U,
+			want: `[{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"add","path":"/metadata/finalizers/-","value":"` + U + `"}]`},
+		{name: "release the understack profile's, this project's left alone", cr: resource.Resource{Name: "a", Finalizers: []string{F, U}},
+			action: finalizer.Release, fin: U,
+			want: `[{"op":"test","path":"/metadata/finalizers/1","value":"` + U + `"},{"op":"remove","path":"/metadata/finalizers/1"}]`},
+		{name: "release of another profile's finalizer is no request", cr: resource.Resource{Name: "a", Finalizers: []string{U}},
+			action: finalizer.Release},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := finalizer.Patch(&tt.cr, "Widget", tt.action)
+			fin := tt.fin
+			if fin == "" {
+				fin = F
+			}
+			got, err := finalizer.Patch(&tt.cr, "Widget", tt.action, fin)
 			if tt.err != "" {
 				assert.EqualError(t, err, tt.err)
 				return
@@ -134,7 +153,7 @@ func TestApply(t *testing.T) {
 			require.NoError(t, err)
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
-			err = finalizer.Apply(context.Background(), c, log, target, &tt.cr, "Widget", tt.action)
+			err = finalizer.Apply(context.Background(), c, log, target, &tt.cr, "Widget", tt.action, F)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -162,7 +181,7 @@ func TestTransportErrorIsNotVerified(t *testing.T) {
 	require.NoError(t, err)
 	s.Close()
 	cr := resource.Resource{Name: "a", Finalizers: []string{F}}
-	err = finalizer.Apply(context.Background(), c, slog.New(slog.DiscardHandler), target, &cr, "Widget", finalizer.Release)
+	err = finalizer.Apply(context.Background(), c, slog.New(slog.DiscardHandler), target, &cr, "Widget", finalizer.Release, F)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "failed to release finalizer from Widget a: ")
 	_, isAPI := kubeapi.AsAPIError(err)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 )
 
 // LookupFunc reads one environment variable, like os.LookupEnv.
@@ -58,6 +60,9 @@ type Config struct {
 	Lease *Lease
 	// Shard is the part of the kind's CRs this release reconciles; nil for all of them.
 	Shard *Shard
+	// Profile names the identifiers the hook works under (<P>_PROFILE): the finalizer it holds
+	// and the shape of the status it writes (docs/migrating.md).
+	Profile profile.Profile
 }
 
 // Group, Version and Plural address the CRD in API requests.
@@ -179,6 +184,18 @@ func Enabled(lookup LookupFunc, prefix string) (bool, error) {
 	return Bool(lookup, prefix+"_ENABLED", false)
 }
 
+// LoadProfile reads <P>_PROFILE: unset or empty is this project's profile (Decision 6: any other
+// value than a known profile's name is an error naming the variable).
+func LoadProfile(lookup LookupFunc, prefix string) (profile.Profile, error) {
+	name := prefix + "_" + profile.Variable
+	v, _ := lookup(name)
+	p, err := profile.Parse(v)
+	if err != nil {
+		return "", errorf(name, "%v", err)
+	}
+	return p, nil
+}
+
 // Load reads the whole configuration of an enabled hook. The first bad variable is the error.
 func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
 	c = Config{Prefix: prefix, BindingName: bindingName}
@@ -190,6 +207,9 @@ func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
 		c.ProgressCrontab = strings.TrimSpace(crontab)
 	}
 	if c.Enabled, err = Enabled(lookup, prefix); err != nil {
+		return Config{}, err
+	}
+	if c.Profile, err = LoadProfile(lookup, prefix); err != nil {
 		return Config{}, err
 	}
 	if c.APIVersion, err = Required(lookup, prefix+"_CRD_API_VERSION"); err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 )
 
 func env(kv map[string]string) LookupFunc {
@@ -49,6 +51,11 @@ func TestLoad(t *testing.T) {
 		{name: "exponent delay", set: map[string]string{"P_READY_DELAY": "1e1"}, want: func(c *Config) {}},
 		{name: "readiness budget", set: map[string]string{"P_READY_BUDGET": "120"}, want: func(c *Config) { c.ReadyBudget = 2 * time.Minute }},
 		{name: "run budget", set: map[string]string{"P_RUN_BUDGET": "90"}, want: func(c *Config) { c.RunBudget = 90 * time.Second }},
+		{name: "understack profile", set: map[string]string{"P_PROFILE": "understack"},
+			want: func(c *Config) { c.Profile = profile.Understack }},
+		{name: "profile named as the default", set: map[string]string{"P_PROFILE": "openstack-sync"}, want: func(c *Config) {}},
+		{name: "unknown profile", set: map[string]string{"P_PROFILE": "rackspace"},
+			err: `P_PROFILE must be openstack-sync or understack; got "rackspace"`},
 		{name: "run budget off", set: map[string]string{"P_RUN_BUDGET": "0"}, want: func(c *Config) { c.RunBudget = 0 }},
 		{name: "bad run budget", set: map[string]string{"P_RUN_BUDGET": "soon"}, err: "P_RUN_BUDGET must be a number"},
 		{name: "negative readiness budget", set: map[string]string{"P_READY_BUDGET": "-1"}, err: "P_READY_BUDGET must be a number of seconds"},
@@ -95,7 +102,7 @@ func TestLoad(t *testing.T) {
 			want := Config{Prefix: "P", BindingName: "b", Enabled: true,
 				APIVersion: "neutron.openstack-sync.io/v1alpha1", Kind: "NeutronRouterFlavor",
 				Resource: "neutronrouterflavors.neutron.openstack-sync.io", ReadyRetries: 30, ReadyDelay: 10 * time.Second, ReadyBudget: DefaultReadyBudget,
-				RunBudget: DefaultRunBudget, ProgressCrontab: DefaultProgressCrontab}
+				RunBudget: DefaultRunBudget, ProgressCrontab: DefaultProgressCrontab, Profile: profile.OpenStackSync}
 			tt.want(&want)
 			assert.Equal(t, want, got)
 		})

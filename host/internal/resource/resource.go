@@ -15,10 +15,12 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 )
 
-// Finalizer is the framework finalizer held on CRs whose deletion needs an OpenStack cleanup.
-const Finalizer = "openstack-sync.io/finalizer"
+// Finalizer is the framework finalizer of this project's profile, held on CRs whose deletion
+// needs an OpenStack cleanup; a hook of another profile holds that profile's (profile.Finalizer).
+const Finalizer = profile.FinalizerOpenStackSync
 
 // Resource is one readable CR.
 type Resource struct {
@@ -173,11 +175,11 @@ func (r *Resource) Display() string {
 	return "<unknown>"
 }
 
-// FinalizerIndex is the position of the framework finalizer, -1 when absent.
-func (r *Resource) FinalizerIndex() int { return slices.Index(r.Finalizers, Finalizer) }
+// FinalizerIndex is the position of the finalizer name, -1 when absent.
+func (r *Resource) FinalizerIndex(name string) int { return slices.Index(r.Finalizers, name) }
 
-// HasFinalizer reports whether the CR carries the framework finalizer.
-func (r *Resource) HasFinalizer() bool { return r.FinalizerIndex() >= 0 }
+// HasFinalizer reports whether the CR carries the finalizer name.
+func (r *Resource) HasFinalizer(name string) bool { return r.FinalizerIndex(name) >= 0 }
 
 // Object is the identity a plugin sees.
 func (r *Resource) Object() plugin.Object {

@@ -34,8 +34,8 @@ func TestParse(t *testing.T) {
 		Status:     map[string]any{"syncStatus": "Synced"},
 		Finalizers: []string{"x/y", Finalizer}, Deleting: true,
 		Credentials: plugin.Credentials{Namespace: "ns", SecretName: "s", CloudName: "c"}}, r)
-	assert.Equal(t, 1, r.FinalizerIndex())
-	assert.True(t, r.HasFinalizer())
+	assert.Equal(t, 1, r.FinalizerIndex(Finalizer))
+	assert.True(t, r.HasFinalizer(Finalizer))
 	assert.Equal(t, "u1", r.Identity())
 	assert.Equal(t, "alpha", r.Display())
 	assert.Equal(t, "ns/a", r.Ref())
@@ -50,7 +50,7 @@ func TestIdentityAndDisplayFallbacks(t *testing.T) {
 	assert.False(t, r.Deleting, "a null deletionTimestamp is not a deletion")
 	assert.Nil(t, r.Status)
 	assert.Nil(t, r.Generation)
-	assert.Equal(t, -1, r.FinalizerIndex())
+	assert.Equal(t, -1, r.FinalizerIndex(Finalizer))
 }
 
 func TestUnreadableRef(t *testing.T) {

@@ -35,6 +35,9 @@ const (
 	MsgStatusCurrent       = "Skipping the status patch; the status is already current"
 	MsgStatusPatchFailed   = "Failed to patch the status"
 	MsgStatusCRGone        = "Not patching the status; the CR is gone"
+	// Profiles (docs/migrating.md).
+	MsgForeignFinalizer     = "Not reconciling a CR that carries the finalizer of another profile"
+	MsgForeignFinalizerKept = "A deleted CR keeps the finalizer of another profile; this hook does not release it"
 	// A plugin that prunes per group (scope.go).
 	MsgSkippingGroupPrune   = "Skipping the prune of a credential group; its CRs failed to reconcile or unreadable CRs may belong to it"
 	MsgUnreadableStopsPrune = "An unreadable CR stops the prune of the credential groups it may belong to"

@@ -32,6 +32,8 @@ const (
 	EventPruned          = "Pruned"
 	EventDeleted         = "Deleted"
 	EventFinalizerKept   = "FinalizerKept"
+	// EventForeignFinalizer: a deleted CR keeps the finalizer of another profile's operator.
+	EventForeignFinalizer = "FinalizerOfAnotherProfile"
 )
 
 // Event actions.
@@ -212,11 +214,11 @@ func (rn *Runner) observeDelete(ctx context.Context, cr *resource.Resource, l *p
 	metrics.Add(rn.Metrics, metrics.Deletes, 1, rn.pluginName(), result)
 }
 
-// heldCount is how many deleted CRs holding the finalizer are not among the released.
-func heldCount(deleted, released []*resource.Resource) int {
+// heldCount is how many deleted CRs holding the finalizer fin are not among the released.
+func heldCount(deleted, released []*resource.Resource, fin string) int {
 	n := 0
 	for _, cr := range deleted {
-		if cr.HasFinalizer() && !slices.Contains(released, cr) {
+		if cr.HasFinalizer(fin) && !slices.Contains(released, cr) {
 			n++
 		}
 	}
@@ -236,7 +238,7 @@ func (rn *Runner) observeSkippedPrunes(policy plugin.CleanupPolicy, plan planner
 func (rn *Runner) holdAll(ctx context.Context, deleted []*resource.Resource, why string) {
 	held := 0
 	for _, cr := range deleted {
-		if cr.HasFinalizer() {
+		if cr.HasFinalizer(rn.finalizer()) {
 			held++
 			rn.heldEvent(ctx, cr, actionPrune, why)
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 	"github.com/openstack-sync/openstack-sync/host/internal/status"
 )
@@ -101,15 +102,27 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	rn.logUnreadableScopes(ctx, plan)
 	scope := newFailureScope(plan)
 	failures := 0
+	rn.foreignFinalizersOfDeleted(ctx, plan.Deleted)
 	// Finalizers first: a CR must be protected before anything is created for it in OpenStack.
+	fin := rn.finalizer()
 	var ready []*resource.Resource
 	for _, cr := range plan.Reconcile {
-		if cr.HasFinalizer() == policy.UsesFinalizer() {
+		if msg := rn.foreignFinalizer(cr); msg != "" {
+			// Another profile's operator (or a migrate under way) claims the CR: adding this
+			// hook's finalizer beside it would leave the CR to whichever releases last.
+			rn.crLog(cr).Error(MsgForeignFinalizer, "finalizer", rn.Config.Profile.Other().Finalizer(), "error", msg)
+			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
+			rn.observeReconcile(1, 0, nil)
+			failures++
+			scope.fail(cr.Credentials, 1)
+			continue
+		}
+		if cr.HasFinalizer(fin) == policy.UsesFinalizer() {
 			ready = append(ready, cr)
 			continue
 		}
 		action, msg := finalizer.Add, MsgAddFinalizer
-		if cr.HasFinalizer() {
+		if cr.HasFinalizer(fin) {
 			action, msg = finalizer.Remove, MsgRemoveFinalizer
 		}
 		if err := rn.writeFinalizer(ctx, cr, action); err != nil {
@@ -156,7 +169,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		switch {
 		case perCR:
 			code = rn.release(ctx, deletedOK)
-			rn.observeHeld(heldCount(plan.Deleted, deletedOK))
+			rn.observeHeld(heldCount(plan.Deleted, deletedOK, fin))
 		case !policy.UsesFinalizer():
 			// Such a finalizer guards no cleanup; holding it would only wedge the CR in Terminating.
 			code = rn.release(ctx, plan.Deleted)
@@ -194,22 +207,22 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			if pruned[cr.Credentials] {
 				return false
 			}
-			if !failed[cr.Credentials] && !skipped[cr.Credentials] && cr.HasFinalizer() {
+			if !failed[cr.Credentials] && !skipped[cr.Credentials] && cr.HasFinalizer(fin) {
 				held++
 				rn.crLog(cr).Error(MsgKeepingFinalizer)
 				rn.heldEvent(ctx, cr, actionPrune, "its credential group was not pruned")
 			}
 			switch {
-			case failed[cr.Credentials] && cr.HasFinalizer():
+			case failed[cr.Credentials] && cr.HasFinalizer(fin):
 				rn.heldEvent(ctx, cr, actionPrune, "the prune of its credential group failed; the next run retries")
-			case skipped[cr.Credentials] && cr.HasFinalizer():
+			case skipped[cr.Credentials] && cr.HasFinalizer(fin):
 				rn.heldEvent(ctx, cr, actionPrune, "the prune of its credential group was skipped because a CR of the group failed")
 			}
 			return true
 		})
 	}
 	code := rn.release(ctx, releasable)
-	rn.observeHeld(heldCount(plan.Deleted, releasable))
+	rn.observeHeld(heldCount(plan.Deleted, releasable, fin))
 	if len(failed) > 0 || held > 0 || failures > 0 || len(plan.Unreadable) > 0 {
 		return 1
 	}
@@ -341,7 +354,7 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 		default:
 			rn.crLog(cr).Info(MsgProgressing, "name", cr.Display(), "message", status.Text(l.Message))
 		}
-		rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
+		rn.patchLifecycle(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus), l)
 		return failures, terminal
 	}
 	// Notes are plugin text: cleaned, and bounded like one log message (status.Notes).
@@ -357,7 +370,7 @@ func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plug
 	if res.Lifecycle != nil {
 		o = lifecycleOutcome(res.Lifecycle, msg, res.ExtraStatus)
 	}
-	if rn.patchStatus(ctx, cr, o) {
+	if rn.patchLifecycle(ctx, cr, o, res.Lifecycle) {
 		rn.noteEvent(ctx, cr, o, notes)
 	}
 	return 0, 0
@@ -373,6 +386,21 @@ func lifecycleOutcome(l *plugin.Lifecycle, msg string, extra map[string]any) sta
 	o := status.Outcome{Synced: l.Reason == plugin.ReasonSuccess, Message: msg, Extra: extra, Lifecycle: sl}
 	if !o.Synced {
 		o.Reason = l.Reason
+		if r := l.ReadyReason; r != "" && len(r) <= maxReasonLen && reasonPattern.MatchString(r) {
+			o.Reason = r
+		}
+	}
+	return o
+}
+
+// originalOutcome is o as the original operator writes it (the understack profile): its CRDs
+// declare no lifecycle field, so a lifecycle outcome is Synced or Failed with one Ready condition
+// whose reason is the plugin's own (ReadyReason) or ReconcileError, never a lifecycle reason the
+// original never wrote.
+func originalOutcome(o status.Outcome, l *plugin.Lifecycle) status.Outcome {
+	o.Original, o.Lifecycle = true, nil
+	if l != nil && !o.Synced {
+		o.Reason = ""
 		if r := l.ReadyReason; r != "" && len(r) <= maxReasonLen && reasonPattern.MatchString(r) {
 			o.Reason = r
 		}
@@ -424,7 +452,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 				failed++
 				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", status.Text(l.Message))
 			}
-			rn.patchStatus(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus))
+			rn.patchLifecycle(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus), l)
 		}
 	}
 	return done, failed
@@ -583,7 +611,7 @@ func (rn *Runner) session(ctx context.Context, log *slog.Logger, creds plugin.Cr
 func (rn *Runner) release(ctx context.Context, crs []*resource.Resource) int {
 	code := 0
 	for _, cr := range crs {
-		if !cr.HasFinalizer() {
+		if !cr.HasFinalizer(rn.finalizer()) {
 			continue
 		}
 		if h := rn.holder[cr.Ref()]; h != "" && cr.UID != "" && h != cr.UID {
@@ -627,7 +655,39 @@ func (rn *Runner) writeFinalizer(ctx context.Context, cr *resource.Resource, act
 	if err != nil {
 		return err
 	}
-	return finalizer.Apply(ctx, rn.Kube, rn.crLog(cr), t, cr, rn.Config.Kind, action)
+	return finalizer.Apply(ctx, rn.Kube, rn.crLog(cr), t, cr, rn.Config.Kind, action, rn.finalizer())
+}
+
+// finalizer is the finalizer of the hook's profile.
+func (rn *Runner) finalizer() string { return rn.Config.Profile.Finalizer() }
+
+// foreignFinalizer says why a live CR carrying the other profile's finalizer is not this hook's
+// to reconcile: its status message, "" when it carries none.
+func (rn *Runner) foreignFinalizer(cr *resource.Resource) string {
+	own, other := rn.Config.Profile, rn.Config.Profile.Other()
+	if !cr.HasFinalizer(other.Finalizer()) {
+		return ""
+	}
+	if cr.HasFinalizer(own.Finalizer()) {
+		return fmt.Sprintf("Carries both finalizers %s and %s: two operators or profiles claim this CR; "+
+			"finish openstack-sync migrate, or remove the finalizer of the one that no longer runs", own.Finalizer(), other.Finalizer())
+	}
+	return fmt.Sprintf("Carries the finalizer %s of the %s profile, not this hook's %s; set %s_%s=%s (chart: compatibility.profile) "+
+		"if the operator of those identifiers is replaced, or move the CR with openstack-sync migrate",
+		other.Finalizer(), other, own.Finalizer(), rn.Config.Prefix, profile.Variable, other)
+}
+
+// foreignFinalizersOfDeleted says which deleted CRs keep another profile's finalizer: this hook
+// never releases it, so such a CR stays until that profile's operator (or a person) does.
+func (rn *Runner) foreignFinalizersOfDeleted(ctx context.Context, deleted []*resource.Resource) {
+	other := rn.Config.Profile.Other().Finalizer()
+	for _, cr := range deleted {
+		if cr.HasFinalizer(other) {
+			rn.crLog(cr).Warn(MsgForeignFinalizerKept, "finalizer", other)
+			rn.event(ctx, cr, kubeapi.EventWarning, EventForeignFinalizer, actionDelete,
+				"The finalizer "+other+" belongs to the operator of another profile; this hook does not release it")
+		}
+	}
 }
 
 // patchStatus records o on cr unless status writes are off or the CR already says the same, and
@@ -641,7 +701,9 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	if !rn.Config.StatusEnabled {
 		return false
 	}
-	if rn.meta.Lifecycle && o.Lifecycle == nil && !o.Synced {
+	if rn.Config.Profile.OriginalStatus() {
+		o = originalOutcome(o, nil)
+	} else if rn.meta.Lifecycle && o.Lifecycle == nil && !o.Synced {
 		// A failure the plugin never saw (connection, finalizer, a trap) still leaves the CR's
 		// lifecycle conditions consistent: not settled, retried.
 		o.Lifecycle = &status.Lifecycle{Available: "Unknown", Reason: status.ReasonTransientError, Message: o.Message}
@@ -685,6 +747,14 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	}
 	rn.crLog(cr).Error(MsgStatusPatchFailed, "error", fmt.Sprintf("%T: %v", err, err))
 	return false
+}
+
+// patchLifecycle records the outcome of a result that may carry the lifecycle status l.
+func (rn *Runner) patchLifecycle(ctx context.Context, cr *resource.Resource, o status.Outcome, l *plugin.Lifecycle) bool {
+	if rn.Config.Profile.OriginalStatus() {
+		o = originalOutcome(o, l)
+	}
+	return rn.patchStatus(ctx, cr, o)
 }
 
 // nameHolders maps each namespace/name of the plan to the UID of the newest object seen under it.

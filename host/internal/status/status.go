@@ -40,6 +40,11 @@ type Outcome struct {
 	// Lifecycle, when set, adds status.id, status.resource and the Available and Progressing
 	// conditions; Synced must then be true exactly when its Reason is Success.
 	Lifecycle *Lifecycle
+	// Original writes the original operator's status (the understack profile, docs/migrating.md):
+	// the same fields, but its older CRDs do not declare a condition's observedGeneration, so the
+	// API server drops it and a stored condition without one is still current. Lifecycle must be
+	// nil: the original's CRDs declare none of its fields.
+	Original bool
 }
 
 // Lifecycle is the shared lifecycle status of a CR (docs/operators/status.md).
@@ -237,7 +242,7 @@ func IsCurrent(o Outcome, generation *int64, current map[string]any) bool {
 			return false
 		}
 		if generation != nil {
-			if have, ok := old["observedGeneration"]; !ok || !equalJSON(have, *generation) {
+			if have, ok := old["observedGeneration"]; ok && !equalJSON(have, *generation) || !ok && !o.Original {
 				return false
 			}
 		}

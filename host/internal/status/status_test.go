@@ -92,6 +92,8 @@ func TestMessages(t *testing.T) {
 	assert.Len(t, body["message"], MaxMessage)
 }
 
+func original(o Outcome) Outcome { o.Original = true; return o }
+
 func TestIsCurrent(t *testing.T) {
 	synced := Outcome{Synced: true, Message: "Successfully reconciled widget"}
 	current := `{"syncStatus":"Synced","lastSyncTime":"2020-01-01T00:00:00Z","message":"Successfully reconciled widget",
@@ -117,6 +119,12 @@ func TestIsCurrent(t *testing.T) {
 		{"new generation", synced, gen(4), current, false},
 		{"no generation known", synced, nil, strings.ReplaceAll(current, `"observedGeneration":3,`, ``), true},
 		{"stale condition generation", synced, gen(3), strings.Replace(current, `"observedGeneration":3,"lastTransitionTime"`, `"observedGeneration":2,"lastTransitionTime"`, 1), false},
+		{"condition generation missing", synced, gen(3), strings.Replace(current, `"observedGeneration":3,"lastTransitionTime"`, `"lastTransitionTime"`, 1), false},
+		// The original's older CRDs drop a condition's observedGeneration on write: its status is
+		// current without it, else the understack profile would re-patch every run (Decision 2).
+		{"original: condition generation dropped by its CRD", original(synced), gen(3), strings.Replace(current, `"observedGeneration":3,"lastTransitionTime"`, `"lastTransitionTime"`, 1), true},
+		{"original: stale condition generation", original(synced), gen(3), strings.Replace(current, `"observedGeneration":3,"lastTransitionTime"`, `"observedGeneration":2,"lastTransitionTime"`, 1), false},
+		{"original: new generation", original(synced), gen(4), strings.Replace(current, `"observedGeneration":3,"lastTransitionTime"`, `"lastTransitionTime"`, 1), false},
 		{"no Ready condition", synced, gen(3), strings.Replace(current, `"type":"Ready"`, `"type":"Other"`, 1), false},
 		{"other reason", Outcome{Message: "boom", Reason: "Other"}, gen(3), failedCurrent, false},
 		{"cleared reason", Outcome{Message: "boom"}, gen(3), failedCurrent, false},
