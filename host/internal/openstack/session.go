@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +19,7 @@ import (
 	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
 	"golang.org/x/time/rate"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/httpretry"
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
@@ -66,19 +66,8 @@ func newSession(creds plugin.Credentials, cfg *cloudConfig, opts Options, limite
 		log: opts.Logger.With("plugin", opts.Plugin, "namespace", creds.Namespace,
 			"secret", creds.SecretName, "cloud", creds.CloudName),
 		userAgent: strings.TrimSuffix("openstack-sync "+opts.Plugin, " "),
-		sleep:     sleepCtx,
+		sleep:     httpretry.Sleep,
 		jitter:    func(d time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(d) + 1)) },
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -174,11 +163,7 @@ func (s *session) reauthenticate(ctx context.Context, pc *gophercloud.ProviderCl
 }
 
 func (s *session) backoff(attempt int) time.Duration {
-	d := s.opts.RetryBaseDelay << min(attempt-1, 20)
-	if d <= 0 || d > s.opts.RetryMaxDelay {
-		d = s.opts.RetryMaxDelay
-	}
-	return s.jitter(d)
+	return s.jitter(httpretry.Backoff(s.opts.RetryBaseDelay, s.opts.RetryMaxDelay, attempt))
 }
 
 // Do sends one request, retrying what is safe to retry. Non-2xx answers are returned as
@@ -235,7 +220,7 @@ func (s *session) send(ctx context.Context, pc *gophercloud.ProviderClient, p *p
 				"path", p.path, "error", te.Cause, "duration", elapsed, "attempt", attempt)
 			// A request that may have reached the server is only re-sent when sending it twice is
 			// harmless; one that never left may always be re-sent.
-			if attempt < s.opts.MaxAttempts && !te.Final && (te.NotSent || idempotent(p.method)) {
+			if attempt < s.opts.MaxAttempts && !te.Final && (te.NotSent || httpretry.Idempotent(p.method)) {
 				if s.sleep(ctx, s.backoff(attempt)) == nil {
 					continue
 				}
@@ -255,7 +240,7 @@ func (s *session) send(ctx context.Context, pc *gophercloud.ProviderClient, p *p
 			attempt--
 			continue
 		case resp.StatusCode == http.StatusTooManyRequests && attempt < s.opts.MaxAttempts,
-			retryableStatus(resp.StatusCode) && idempotent(p.method) && attempt < s.opts.MaxAttempts:
+			httpretry.RetryableStatus(resp.StatusCode) && httpretry.Idempotent(p.method) && attempt < s.opts.MaxAttempts:
 			// A 429 means the server refused to process the request, so even a POST may be sent
 			// again; a 502/503/504 only for a method that is harmless twice.
 			if s.waitToRetry(ctx, p, resp, attempt) {
@@ -273,7 +258,7 @@ func (s *session) send(ctx context.Context, pc *gophercloud.ProviderClient, p *p
 func (s *session) waitToRetry(ctx context.Context, p *prepared, resp *plugin.Response, attempt int) bool {
 	wait, ok := time.Duration(0), false
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		wait, ok = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		wait, ok = httpretry.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	reason := "retry_after"
 	if !ok {
@@ -352,33 +337,6 @@ func (s *session) record(p *prepared, resp *plugin.Response, elapsed time.Durati
 	}
 	metrics.Add(m, metrics.Requests, 1, s.opts.Plugin, p.service, p.method, metrics.StatusClass(code))
 	metrics.Observe(m, metrics.RequestDuration, elapsed.Seconds(), s.opts.Plugin, p.service, p.method)
-}
-
-func idempotent(method string) bool {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
-		return true
-	}
-	return false
-}
-
-func retryableStatus(code int) bool {
-	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
-}
-
-// retryAfter reads a Retry-After header: delay seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // prepared is a validated request.
