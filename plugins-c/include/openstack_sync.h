@@ -64,6 +64,14 @@ OS_KERNEL(http_headers) ExtismPointer extism_http_headers(void);
 OS_USER(openstack_request) ExtismPointer openstack_request(ExtismPointer request);
 
 /*
+ * source_request is openstack_request for a source outside OpenStack the plugin declares in its
+ * metadata "sources" and the operator allow-lists (docs/abi.md section 8): the request names the
+ * source, the base URL the CR names and the Secret key of the credential, which the host reads
+ * and sends; the answer has the same framing, with the credential scrubbed out.
+ */
+OS_USER(source_request) ExtismPointer source_request(ExtismPointer request);
+
+/*
  * Bulk copies (docs/abi.md, "Bulk copies"): a whole message per host call, where the Extism
  * functions above move 8 bytes per call. input_read copies the call's input from offset into
  * dst, at most n bytes; block_read copies a kernel block; both return the bytes copied.

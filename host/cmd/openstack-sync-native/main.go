@@ -20,6 +20,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/kube"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/source"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
@@ -37,8 +38,8 @@ func main() {
 			return kube.New(kube.Limit{QPS: float32(l.QPS), Burst: l.Burst})
 		},
 		NewConnector: func(s hook.SecretReader, o hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
-			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
-				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst})
+			return source.WrapConnector(openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
+				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst}), s, o.Sources, source.Options{Logger: l, Plugin: o.Plugin, Prefix: o.Prefix})
 		},
 	}, os.Args[2:], os.LookupEnv, os.Stdout, os.Stderr)
 	stop()

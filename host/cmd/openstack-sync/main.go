@@ -26,6 +26,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugincmd"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
+	"github.com/openstack-sync/openstack-sync/host/internal/source"
 	"github.com/openstack-sync/openstack-sync/host/internal/supervise"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
@@ -174,8 +175,9 @@ func deps(sb sandbox) hook.Deps {
 			return c.Leases(), nil
 		},
 		NewConnector: func(s hook.SecretReader, o hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
-			return openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
-				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst, Metrics: o.Metrics})
+			return source.WrapConnector(openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: o.Plugin,
+				RateLimit: rate.Limit(o.Rate), RateBurst: o.Burst, Metrics: o.Metrics}),
+				s, o.Sources, source.Options{Logger: l, Plugin: o.Plugin, Prefix: o.Prefix})
 		},
 		// Metrics go to shell-operator's METRICS_PATH; Events through the client above.
 		NewMetrics: func() hook.MetricsFile { return metrics.NewFile() },

@@ -37,7 +37,7 @@ func prepareAhead(ctx context.Context, deps Deps, f flags, known plugin.Metadata
 	if enabled, err := hookenv.Enabled(lookupEnv, meta.EnvPrefix); err != nil || !enabled {
 		return nil
 	}
-	limit, err := hookenv.LoadRequestLimit(lookupEnv, meta.EnvPrefix)
+	limit, sources, err := loadConnection(lookupEnv, meta.EnvPrefix)
 	if err != nil {
 		return nil
 	}
@@ -50,7 +50,7 @@ func prepareAhead(ctx context.Context, deps Deps, f flags, known plugin.Metadata
 		return nil
 	}
 	a := &ahead{meta: meta, plan: plan,
-		connector: &aheadConnector{Connector: newConnector(deps, kube, meta, limit, obs, root), done: make(chan struct{})}}
+		connector: &aheadConnector{Connector: newConnector(deps, kube, meta, limit, sources, obs, root), done: make(chan struct{})}}
 	var first *plugin.Credentials
 	for _, cr := range plan.Reconcile {
 		if first == nil || cr.Credentials.Compare(*first) < 0 {
@@ -110,9 +110,22 @@ func (c *aheadConnector) Connect(ctx context.Context, creds plugin.Credentials) 
 	}
 }
 
-func newConnector(deps Deps, kube *lazyKube, meta plugin.Metadata, limit hookenv.RequestLimit, obs *observer, root *slog.Logger) plugin.Connector {
+func newConnector(deps Deps, kube *lazyKube, meta plugin.Metadata, limit hookenv.RequestLimit, sources []hookenv.Source,
+	obs *observer, root *slog.Logger) plugin.Connector {
 	// The session names the plugin on its own lines (and in its User-Agent), so it gets the root logger.
-	return deps.NewConnector(kube, ConnectorOptions{Plugin: meta.Name, RequestLimit: limit, Metrics: obs.recorder()}, root)
+	return deps.NewConnector(kube, ConnectorOptions{Plugin: meta.Name, RequestLimit: limit, Metrics: obs.recorder(),
+		Sources: sources, Prefix: meta.EnvPrefix}, root)
+}
+
+// loadConnection reads what the plugin's sessions are allowed: the OpenStack request limit and
+// the sources outside OpenStack.
+func loadConnection(lookupEnv hookenv.LookupFunc, prefix string) (hookenv.RequestLimit, []hookenv.Source, error) {
+	limit, err := hookenv.LoadRequestLimit(lookupEnv, prefix)
+	if err != nil {
+		return hookenv.RequestLimit{}, nil, err
+	}
+	sources, err := hookenv.LoadSources(lookupEnv, prefix)
+	return limit, sources, err
 }
 
 func planOptions(cfg hookenv.Config, meta plugin.Metadata, log *slog.Logger) planner.Options {

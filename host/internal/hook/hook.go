@@ -88,6 +88,11 @@ type ConnectorOptions struct {
 	hookenv.RequestLimit
 	// Metrics counts requests; nil records nothing.
 	Metrics metrics.Recorder
+	// Sources are the sources outside OpenStack the operator allow-lists for the plugin
+	// (<P>_SOURCES); the connector's sessions reach them too (package source).
+	Sources []hookenv.Source
+	// Prefix is the hook's env prefix, for messages that name its variables.
+	Prefix string
 }
 
 // Exit codes.
@@ -299,7 +304,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Error(err.Error())
 		return ExitFail
 	}
-	limit, err := hookenv.LoadRequestLimit(lookupEnv, meta.EnvPrefix)
+	limit, sources, err := loadConnection(lookupEnv, meta.EnvPrefix)
 	if err != nil {
 		log.Error(err.Error())
 		return ExitFail
@@ -308,7 +313,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	if early != nil {
 		connector = early.connector
 	} else {
-		connector = newConnector(deps, kube, meta, limit, obs, root)
+		connector = newConnector(deps, kube, meta, limit, sources, obs, root)
 	}
 	if meta.Probe {
 		return probe(ctx, p, connector, contexts, enabled, meta.EnvPrefix, lookupEnv, log)

@@ -330,7 +330,7 @@ func TestRequestLimit(t *testing.T) {
 				return
 			}
 			require.Len(t, h.connOpts, 1)
-			assert.Equal(t, hook.ConnectorOptions{Plugin: "widgets", RequestLimit: tt.want}, h.connOpts[0])
+			assert.Equal(t, hook.ConnectorOptions{Plugin: "widgets", RequestLimit: tt.want, Prefix: "WIDGET"}, h.connOpts[0])
 		})
 	}
 }
@@ -465,4 +465,23 @@ func TestExecutionTrace(t *testing.T) {
 	h.env[hook.TraceEnv] = filepath.Join(t.TempDir(), "missing", "run.trace")
 	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
 	assert.Contains(t, h.stderr.String(), hook.TraceEnv+": not tracing")
+}
+
+// The operator's sources reach the connector; a bad <P>_SOURCES fails the run naming the variable
+// before anything connects.
+func TestSources(t *testing.T) {
+	h := newHarness(t)
+	h.enable().contexts(syncOf())
+	h.env["WIDGET_SOURCES"] = `[{"name":"nautobot","url":"https://Nautobot.example/"}]`
+	require.Equal(t, 0, h.main("--plugin", "widgets.wasm"), h.stderr.String())
+	require.Len(t, h.connOpts, 1)
+	assert.Equal(t, []hookenv.Source{{Name: "nautobot", URL: "https://nautobot.example", Burst: 1,
+		Auth: hookenv.SourceAuth{Header: "Authorization", Scheme: "Token"}}}, h.connOpts[0].Sources)
+
+	h = newHarness(t)
+	h.enable().contexts(syncOf(widget("a")))
+	h.env["WIDGET_SOURCES"] = `[{"name":"nautobot","url":"https://user:pw@nautobot.example"}]`
+	assert.Equal(t, 1, h.main("--plugin", "widgets.wasm"))
+	assert.Contains(t, h.stderr.String(), `WIDGET_SOURCES entry 0 (nautobot): url: \"https://user:pw@nautobot.example\" must not hold user information`)
+	assert.Empty(t, h.connOpts)
 }

@@ -150,6 +150,9 @@ func printInfo(w io.Writer, info wasm.Info, recorded bool) {
 	for _, g := range info.Grants {
 		fmt.Fprintf(tw, "\t%s %s %s\n", g.Service, strings.Join(g.Methods, ","), strings.Join(g.Paths, " "))
 	}
+	for _, s := range info.Sources {
+		fmt.Fprintf(tw, "source:\t%s %s %s\n", s.Name, strings.Join(s.Methods, ","), strings.Join(s.Paths, " "))
+	}
 	fmt.Fprintf(tw, "imports:\t%d\n", len(info.Imports))
 	for _, f := range info.Imports {
 		fmt.Fprintf(tw, "\t%s.%s %s\n", f.Module, f.Name, f.Type)

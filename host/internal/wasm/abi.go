@@ -63,6 +63,9 @@ type metadataMessage struct {
 	// StatusKeys, when set, are the only top-level status keys the plugin reads: reconcile inputs
 	// carry just those (docs/abi.md).
 	StatusKeys []string `json:"status_keys,omitempty"`
+	// Sources are the sources of truth outside OpenStack the plugin reads, by name, with method
+	// and path grants (source.go); the operator allow-lists their URLs.
+	Sources []sourceGrant `json:"sources,omitempty"`
 }
 
 // maxStatusKeys bounds metadata status_keys.

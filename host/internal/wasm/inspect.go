@@ -34,6 +34,9 @@ type Info struct {
 	} `json:"cleanup"`
 	// Grants are the grants the plugin declares; an operator may narrow them at run time.
 	Grants []grant.Grant `json:"grants"`
+	// Sources are the sources outside OpenStack the plugin declares it reads (docs/abi.md
+	// section 8); the operator allow-lists their URLs.
+	Sources []sourceGrant `json:"sources,omitempty"`
 
 	Imports []Function `json:"imports"`
 	Exports []Function `json:"exports"`
@@ -136,7 +139,7 @@ func (p *Plugin) Info() Info {
 	}
 	info := Info{File: p.path, Size: p.size, SHA256: p.sha256, ABIVersion: m.ABIVersion, Name: m.Name,
 		Noun: m.Noun, EnvPrefix: p.prefix, BindingName: m.BindingName, Version: m.Version,
-		Description: m.Description, Source: m.Source, Probe: m.Probe, HasPrune: m.HasPrune, Grants: m.Grants}
+		Description: m.Description, Source: m.Source, Probe: m.Probe, HasPrune: m.HasPrune, Grants: m.Grants, Sources: m.Sources}
 	info.Cleanup.WhenPrune, info.Cleanup.WhenNoPrune = p.whenPrune.String(), p.whenNoPrune.String()
 	for _, f := range p.compiled.ImportedFunctions() {
 		mod, name, _ := f.Import()

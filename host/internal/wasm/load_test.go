@@ -65,7 +65,7 @@ func TestStructurallyBadModulesAreRefusedBeforeInstantiation(t *testing.T) {
 			"imports wasi_snapshot_preview1.sock_accept, which is outside the allowed WASI subset"},
 		{"unknown user function", wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints(),
 			Imports: []wasmtest.Func{{Module: "extism:host/user", Name: "keystone_token", Results: []byte{wasmtest.I64}}}},
-			"imports extism:host/user.keystone_token, which this host does not provide (it provides: block_read, block_write, input_read, openstack_request, unchanged)"},
+			"imports extism:host/user.keystone_token, which this host does not provide (it provides: block_read, block_write, input_read, openstack_request, source_request, unchanged)"},
 		{"kernel import with the wrong type", wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints(),
 			Imports: []wasmtest.Func{{Module: "extism:host/env", Name: "alloc", Params: []byte{wasmtest.I32}, Results: []byte{wasmtest.I32}}}},
 			"imports extism:host/env.alloc with the wrong type: have (i32) -> (i32), want (i64) -> (i64)"},

@@ -35,7 +35,9 @@ func instantiateUser(ctx context.Context, r wazero.Runtime, p *Plugin) error {
 		WithName("openstack_request").
 		Export("openstack_request")
 	for name, fn := range map[string]api.GoModuleFunc{fnInputRead: inputRead, fnBlockRead: blockRead,
-		fnBlockWrite: blockWrite, fnUnchanged: p.unchangedCall} {
+		fnBlockWrite: blockWrite, fnUnchanged: p.unchangedCall, fnSourceRequest: func(ctx context.Context, _ api.Module, stack []uint64) {
+			p.sourceRequestCall(ctx, stack)
+		}} {
 		s := userSignatures[name]
 		b.NewFunctionBuilder().WithGoModuleFunction(fn, s.Params, s.Results).WithName(name).Export(name)
 	}

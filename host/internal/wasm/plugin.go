@@ -46,6 +46,8 @@ type Plugin struct {
 	whenPrune, whenNoPrune plugin.CleanupPolicy
 	hasPrune, hasGroup     bool
 	grants                 grant.Set
+	// sourceGrants are the sources outside OpenStack the plugin declares (source.go).
+	sourceGrants grant.Set
 	// prefix is the env prefix; set once the metadata is read, before any call that reads config.
 	prefix   string
 	logLevel int32
@@ -262,6 +264,8 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 		}
 	}
 	p.grants = grant.NewSet(m.Grants, operator)
+	sources, _ := m.sourceGrants() // checked by parseMetadata
+	p.sourceGrants = grant.NewSourceSet(sources)
 	return nil
 }
 
@@ -304,6 +308,9 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	}
 	if err := grant.Validate(m.Grants); err != nil {
 		return nil, refuse("grants: %v", err)
+	}
+	if _, err := m.sourceGrants(); err != nil {
+		return nil, refuse("%v", err)
 	}
 	return &m, nil
 }

@@ -77,6 +77,9 @@ type Set struct {
 	declared []Grant
 	operator []Grant
 	narrowed bool
+	// source marks the grants of sources outside OpenStack (metadata sources): each Grant's
+	// Service is a source's name, and a path may end with one slash (CheckSourcePath).
+	source bool
 }
 
 // NewSet returns the effective grant of declared narrowed by operator; a nil operator list means
@@ -85,8 +88,20 @@ func NewSet(declared, operator []Grant) Set {
 	return Set{declared: declared, operator: operator, narrowed: operator != nil}
 }
 
+// NewSourceSet returns the grant of the sources outside OpenStack a plugin declares, each Grant
+// naming a source in Service. The operator allow-lists sources by URL, not by path.
+func NewSourceSet(declared []Grant) Set {
+	return Set{declared: declared, source: true}
+}
+
 // Allows reports whether a call is inside the effective grant.
 func (s Set) Allows(service, method, path string) bool {
+	if s.source {
+		if CheckSourcePath(path) != nil {
+			return false
+		}
+		path = strings.TrimSuffix(path, "/")
+	}
 	if !anyAllows(s.declared, service, method, path) {
 		return false
 	}
@@ -99,17 +114,27 @@ func (s Set) Allows(service, method, path string) bool {
 // (pdk.ExplainRefusal) in the same words: pdk/testdata/grant-rule.json holds the cases both
 // modules' tests run.
 func (s Set) Explain(service, method, path string) string {
-	if why := explain(s.declared, "the plugin declares", service, method, path); why != "" {
+	noun := "service"
+	if s.source {
+		if err := CheckSourcePath(path); err != nil {
+			return fmt.Sprintf("%s %s %s: unsafe path: %v", method, service, path, err)
+		}
+		noun = "source"
+	}
+	if why := explain(s.declared, "the plugin declares", noun, service, method, path, s.source); why != "" {
 		return why
 	}
 	if s.narrowed {
-		return explain(s.operator, "the operator allows", service, method, path)
+		return explain(s.operator, "the operator allows", noun, service, method, path, s.source)
 	}
 	return ""
 }
 
-func explain(gs []Grant, whose, service, method, path string) string {
+func explain(gs []Grant, whose, noun, service, method, path string, source bool) string {
 	call := method + " " + service + " " + path
+	if source {
+		path = strings.TrimSuffix(path, "/")
+	}
 	if err := CheckPath(path); err != nil {
 		return fmt.Sprintf("%s: unsafe path: %v", call, err)
 	}
@@ -137,9 +162,9 @@ func explain(gs []Grant, whose, service, method, path string) string {
 	case matched:
 		return fmt.Sprintf("%s: method %s is not one %s for this path (%s)", call, method, whose, strings.Join(methods, ", "))
 	case len(patterns) > 0:
-		return fmt.Sprintf("%s: no path pattern %s for service %s matches (%s)", call, whose, service, listed(patterns))
+		return fmt.Sprintf("%s: no path pattern %s for %s %s matches (%s)", call, whose, noun, service, listed(patterns))
 	}
-	return fmt.Sprintf("%s: no grant %s is for service %s", call, whose, service)
+	return fmt.Sprintf("%s: no grant %s is for %s %s", call, whose, noun, service)
 }
 
 func appendNew(list []string, s string) []string {
@@ -228,6 +253,18 @@ func CheckPath(path string) error {
 		}
 	}
 	return nil
+}
+
+// CheckSourcePath is CheckPath for a source outside OpenStack, whose path may end with one
+// slash: Django REST APIs such as Nautobot's answer "api/ipam/prefixes" with a redirect to
+// "api/ipam/prefixes/", and the host follows no redirect. The slash is sent as written; grants
+// match the path without it.
+func CheckSourcePath(path string) error {
+	trimmed := strings.TrimSuffix(path, "/")
+	if path != "/" && strings.HasSuffix(trimmed, "/") {
+		return fmt.Errorf("the path has an empty segment (a doubled, leading or trailing slash)")
+	}
+	return CheckPath(trimmed)
 }
 
 func split(p string) []string {

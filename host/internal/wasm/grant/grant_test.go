@@ -121,3 +121,32 @@ func TestParseRefusesBadGrants(t *testing.T) {
 		})
 	}
 }
+
+// The PDK's source grant cases (pdk/testdata/source-rule.json): the host's words are the PDK's.
+func TestSourceRuleSharedWithThePDK(t *testing.T) {
+	raw, err := os.ReadFile("../../../../pdk/testdata/source-rule.json")
+	require.NoError(t, err)
+	var rule struct {
+		Sources []struct {
+			Name    string   `json:"name"`
+			Methods []string `json:"methods"`
+			Paths   []string `json:"paths"`
+		} `json:"sources"`
+		Cases []struct {
+			Name, Source, Method, Path, Kind, Refusal string
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &rule))
+	var gs []Grant
+	for _, s := range rule.Sources {
+		gs = append(gs, Grant{Service: s.Name, Methods: s.Methods, Paths: s.Paths})
+	}
+	set := NewSourceSet(gs)
+	for _, c := range rule.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			assert.Equal(t, c.Refusal, set.Explain(c.Source, c.Method, c.Path))
+			assert.Equal(t, c.Refusal == "", set.Allows(c.Source, c.Method, c.Path))
+			assert.Equal(t, c.Kind == "invalid_request", CheckSourcePath(c.Path) != nil)
+		})
+	}
+}
