@@ -137,7 +137,7 @@ func decodeResponse(raw []byte) (*Response, error) {
 	head, body, _ := bytes.Cut(raw, []byte{'\n'})
 	var w wire.OpenStackResponse
 	if err := decodeJSON(head, &w, false); err != nil {
-		return nil, fmt.Errorf("decoding the host's openstack_request answer: %w", err)
+		return nil, fmt.Errorf("decoding the host's answer: %w", err)
 	}
 	if w.Error != nil {
 		return nil, &HostError{Kind: w.Error.Kind, Message: w.Error.Message, IsPermanent: w.Error.Permanent}

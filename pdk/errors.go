@@ -55,7 +55,10 @@ type HostError struct {
 	// "invalid_request" (a request the host will not send: bad method, path, header, or no
 	// session in this entry point), "session" (the cloud could not be reached or refused the
 	// credentials; permanent when waiting will not help) or "too_large" (the response exceeds
-	// the host's size limit).
+	// the host's size limit). Source requests (Context.Source) add "source_denied" (the operator
+	// allow-lists no such source or URL for the plugin; permanent), "secret" (the credential's
+	// Secret or key is missing, empty or unsendable; permanent unless the Kubernetes API failed)
+	// and "source" (the source could not be reached).
 	Kind    string
 	Message string
 	// IsPermanent is true when retrying cannot help (refused credentials, a missing grant).

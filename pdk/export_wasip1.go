@@ -4,10 +4,14 @@ package pdk
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"runtime"
 	"unsafe"
 
 	extism "github.com/extism/go-pdk"
+
+	"github.com/openstack-sync/openstack-sync/pdk/internal/wire"
 )
 
 // extismHost is the host of a real plugin: the openstack-sync host behind the Extism ABI.
@@ -15,6 +19,9 @@ type extismHost struct{}
 
 //go:wasmimport extism:host/user openstack_request
 func openstackRequest(offset uint64) uint64
+
+//go:wasmimport extism:host/user source_request
+func sourceRequest(offset uint64) uint64
 
 // The host's bulk copies (docs/abi.md, "Bulk copies"): Extism's own functions move 8 bytes per
 // host call, which cost a converged CR more than its reconcile.
@@ -122,6 +129,48 @@ func (extismHost) OpenStack(req *Request) (*Response, error) {
 	off := openstackRequest(blk)
 	blockFree(blk)
 	return decodeResponse(takeBlock(off))
+}
+
+// Source sends a request to a source outside OpenStack through the host (docs/abi.md section 8).
+func (extismHost) Source(req *SourceRequest) (*Response, error) {
+	in, err := encodeSourceRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	blk := writeBlock(in)
+	if blk == 0 {
+		return nil, &HostError{Kind: "too_large", Message: "the request does not fit the plugin's kernel memory limit"}
+	}
+	off := sourceRequest(blk)
+	blockFree(blk)
+	return decodeResponse(takeBlock(off))
+}
+
+// encodeSourceRequest turns a SourceRequest into the source_request input.
+func encodeSourceRequest(req *SourceRequest) ([]byte, error) {
+	w := wire.SourceRequest{Source: req.Source, URL: req.URL, Method: req.Method, Path: req.Path, Query: req.Query,
+		Headers: req.Header}
+	if req.Secret != nil {
+		w.Secret = &wire.SecretKeyRef{Name: req.Secret.Name, Key: req.Secret.Key}
+	}
+	op := req.Method + " " + req.Source + " " + req.Path
+	switch b := req.Body.(type) {
+	case nil:
+	case json.RawMessage:
+		w.Body = b
+	case []byte:
+		w.Body = b
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encoding body: %w", op, err)
+		}
+		w.Body = raw
+	}
+	if len(w.Body) > 0 && !json.Valid(w.Body) {
+		return nil, errors.New(op + ": body is not valid JSON")
+	}
+	return json.Marshal(w)
 }
 
 // guest is this wasm instance's state; the host runs one call at a time on an instance.

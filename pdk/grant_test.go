@@ -83,3 +83,30 @@ func TestPdktestRefusesAnUnsafePathEvenWithAllowAll(t *testing.T) {
 	require.ErrorAs(t, err, &he)
 	assert.Equal(t, "invalid_request", he.Kind)
 }
+
+// sourceRule is pdk/testdata/source-rule.json: the source grant cases the host's tests run too.
+type sourceRule struct {
+	Sources []pdk.SourceGrant `json:"sources"`
+	Cases   []struct {
+		Name    string `json:"name"`
+		Source  string `json:"source"`
+		Method  string `json:"method"`
+		Path    string `json:"path"`
+		Kind    string `json:"kind"`
+		Refusal string `json:"refusal"`
+	} `json:"cases"`
+}
+
+func TestSourceRuleSharedWithTheHost(t *testing.T) {
+	raw, err := os.ReadFile("testdata/source-rule.json")
+	require.NoError(t, err)
+	var rule sourceRule
+	require.NoError(t, json.Unmarshal(raw, &rule))
+	require.NotEmpty(t, rule.Cases)
+	for _, c := range rule.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			assert.Equal(t, c.Refusal, pdk.ExplainSourceRefusal(rule.Sources, c.Source, c.Method, c.Path))
+			assert.Equal(t, c.Kind == "invalid_request", pdk.CheckSourcePath(c.Path) != nil, "CheckSourcePath refuses exactly the unsafe paths")
+		})
+	}
+}

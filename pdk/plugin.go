@@ -89,6 +89,22 @@ type Metadata struct {
 	// guest decoding conditions and the observed resource for every CR (docs/abi.md). At most
 	// MaxStatusKeys keys of printable text; not with SkipStatus.
 	StatusKeys []string `json:"status_keys,omitempty"`
+	// Sources are the sources of truth outside OpenStack the plugin reads (an IPAM such as
+	// Nautobot), each by name with the methods and paths it needs, as Grants are for OpenStack.
+	// The host refuses a request to a source not declared here; the operator allow-lists each
+	// source's URLs (<PREFIX>_SOURCES) and the host adds the credential (Context.Source).
+	Sources []SourceGrant `json:"sources,omitempty"`
+}
+
+// SourceGrant allows requests to one source outside OpenStack: a method in Methods on a path
+// matching one of Paths, relative to the source's base URL, compared as Grant paths are (one
+// trailing slash of the request's path is ignored: Django REST APIs need it).
+type SourceGrant struct {
+	// Name is the source's name, a lower-case DNS label, e.g. "nautobot"; the operator lists the
+	// source's URLs under the same name.
+	Name    string   `json:"name"`
+	Methods []string `json:"methods"`
+	Paths   []string `json:"paths"`
 }
 
 // MaxStatusKeys bounds Metadata.StatusKeys.
@@ -285,6 +301,10 @@ func Registered() *Plugin {
 	for i, g := range p.Metadata.Grants {
 		p.Metadata.Grants[i].Methods, p.Metadata.Grants[i].Paths = slices.Clone(g.Methods), slices.Clone(g.Paths)
 	}
+	p.Metadata.Sources = slices.Clone(p.Metadata.Sources)
+	for i, g := range p.Metadata.Sources {
+		p.Metadata.Sources[i].Methods, p.Metadata.Sources[i].Paths = slices.Clone(g.Methods), slices.Clone(g.Paths)
+	}
 	return &p
 }
 
@@ -341,6 +361,11 @@ func validate(p *Plugin) error {
 	for i, g := range m.Grants {
 		if g.Service == "" || len(g.Methods) == 0 || len(g.Paths) == 0 {
 			return fmt.Errorf("plugin %q: grant %d needs a service, methods and paths", m.Name, i)
+		}
+	}
+	for i, g := range m.Sources {
+		if !isSourceName(g.Name) || len(g.Methods) == 0 || len(g.Paths) == 0 {
+			return fmt.Errorf("plugin %q: source %d needs a name (a lower-case DNS label), methods and paths", m.Name, i)
 		}
 	}
 	return nil

@@ -56,6 +56,9 @@ type Options struct {
 	// Unchanged answers Context.Unchanged (nil: never a hit); every call's evidence is kept for
 	// Host.Evidence either way.
 	Unchanged func(evidence [][]byte) bool
+	// Sources are the sources outside OpenStack the operator allow-lists (Context.Source); a
+	// request to any other is refused as the host refuses it.
+	Sources []Source
 }
 
 // LogLine is one message the plugin logged.
@@ -75,6 +78,7 @@ type Host struct {
 	calls    []Call
 	logs     []LogLine
 	evidence [][][]byte
+	sources  []SourceCall
 }
 
 // Call is one recorded request as a fake cloud sees it: the body is the JSON the plugin sent.
@@ -181,7 +185,7 @@ func (h *Host) WriteLines() (lines, bodies []string) {
 func (h *Host) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.requests, h.calls, h.evidence = h.requests[:0], h.calls[:0], h.evidence[:0]
+	h.requests, h.calls, h.evidence, h.sources = h.requests[:0], h.calls[:0], h.evidence[:0], h.sources[:0]
 }
 
 // Logs returns every message the plugin logged, in order.

@@ -172,3 +172,38 @@ func TestReplayAnswersPagesByQuery(t *testing.T) {
 	}
 	assert.Equal(t, 4, h.Requests)
 }
+
+// The fake host plays an allow-listed source as the real one does: the allowed URL only, the
+// credential from the named Secret key added by the host and scrubbed from the answer, the
+// host's refusal kinds otherwise.
+func TestSourcesAreServedLikeTheHost(t *testing.T) {
+	const cred = "abcdef0123456789"
+	ctx := pdktest.New(t, pdktest.Options{AllowAll: true, Sources: []pdktest.Source{{
+		Name: "nautobot", URL: "https://nautobot.example/", Secrets: map[string]string{"nb/token": cred + "\n"},
+		Server: func(c pdktest.SourceCall) (int, any) {
+			return 200, map[string]any{"echo": c.Header["Authorization"], "path": c.Path}
+		},
+	}}})
+	var out map[string]any
+	nb := ctx.Source("nautobot", "HTTPS://nautobot.example").WithSecret("nb", "token")
+	require.NoError(t, nb.Get("api/status/", nil, &out))
+	assert.Equal(t, []any{"Token [redacted]"}, out["echo"])
+	calls := pdktest.Of(t, ctx).SourceCalls()
+	require.Len(t, calls, 1)
+	assert.Equal(t, []string{"Token " + cred}, calls[0].Header["Authorization"], "the server sees the credential")
+
+	kind := func(err error) string {
+		var he *pdk.HostError
+		require.ErrorAs(t, err, &he)
+		return he.Kind
+	}
+	assert.Equal(t, "source_denied", kind(ctx.Source("nautobot", "https://evil.example").Get("api/", nil, nil)))
+	assert.Equal(t, "source_denied", kind(ctx.Source("netbox", "https://nautobot.example").Get("api/", nil, nil)))
+	assert.Equal(t, "secret", kind(ctx.Source("nautobot", "https://nautobot.example").WithSecret("nb", "other").Get("api/", nil, nil)))
+	assert.Equal(t, "invalid_request", kind(nb.Get("api//", nil, nil)))
+	assert.Len(t, pdktest.Of(t, ctx).SourceCalls(), 1, "no refused request reached the server")
+
+	strict := pdktest.New(t, pdktest.Options{Sources: []pdktest.Source{{Name: "nautobot", URL: "https://nautobot.example"}}})
+	assert.Equal(t, "grant_denied", kind(strict.Source("nautobot", "https://nautobot.example").Get("api/", nil, nil)),
+		"without a registered plugin nothing is declared")
+}

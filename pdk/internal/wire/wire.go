@@ -30,7 +30,25 @@ type OpenStackRequest struct {
 	Body         json.RawMessage     `json:"body,omitempty"`
 }
 
-// OpenStackResponse is the JSON head of the openstack_request output: either a response of any
+// SourceRequest is the input of the source_request host function.
+type SourceRequest struct {
+	Source  string              `json:"source"`
+	URL     string              `json:"url"`
+	Secret  *SecretKeyRef       `json:"secret,omitempty"`
+	Method  string              `json:"method"`
+	Path    string              `json:"path"`
+	Query   url.Values          `json:"query,omitempty"`
+	Headers map[string][]string `json:"headers,omitempty"`
+	Body    json.RawMessage     `json:"body,omitempty"`
+}
+
+// SecretKeyRef names the key of a Secret that holds a source's credential.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// OpenStackResponse is the JSON head of the openstack_request (and source_request) output: either a response of any
 // HTTP status (whose body follows the head and a newline, as is) or an Error when there is none.
 type OpenStackResponse struct {
 	Status  int                 `json:"status,omitempty"`
