@@ -180,6 +180,10 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 			WaitForAPI: ok, Reconcile: rec},
 		"status key twice": {Metadata: Metadata{Name: "x", EnvPrefix: "X", StatusKeys: []string{"a", "a"}}, WaitForAPI: ok, Reconcile: rec},
 		"empty status key": {Metadata: Metadata{Name: "x", EnvPrefix: "X", StatusKeys: []string{""}}, WaitForAPI: ok, Reconcile: rec},
+		"profile prune policy without prune": {Metadata: Metadata{Name: "x", EnvPrefix: "X",
+			Profiles: map[string]ProfileMetadata{"understack": {Cleanup: Cleanup{WhenPrune: CleanupFinalizedPrune}}}}, WaitForAPI: ok, Reconcile: rec},
+		"unknown profile policy": {Metadata: Metadata{Name: "x", EnvPrefix: "X",
+			Profiles: map[string]ProfileMetadata{"understack": {Cleanup: Cleanup{WhenNoPrune: "SOMETIMES"}}}}, WaitForAPI: ok, Reconcile: rec},
 		"best effort prune with only delete": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true,
 			Cleanup: Cleanup{WhenPrune: CleanupBestEffortPrune}}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
 	}

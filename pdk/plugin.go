@@ -94,6 +94,10 @@ type Metadata struct {
 	// The host refuses a request to a source not declared here; the operator allow-lists each
 	// source's URLs (<PREFIX>_SOURCES) and the host adds the credential (Context.Source).
 	Sources []SourceGrant `json:"sources,omitempty"`
+	// Profiles change what the host does under a profile the hook runs in (its <PREFIX>_PROFILE,
+	// which the plugin reads as Config("PROFILE"), docs/migrating.md), keyed by the profile's
+	// name, e.g. "understack". A profile not listed here keeps the metadata above.
+	Profiles map[string]ProfileMetadata `json:"profiles,omitempty"`
 }
 
 // SourceGrant allows requests to one source outside OpenStack: a method in Methods on a path
@@ -105,6 +109,14 @@ type SourceGrant struct {
 	Name    string   `json:"name"`
 	Methods []string `json:"methods"`
 	Paths   []string `json:"paths"`
+}
+
+// ProfileMetadata is what a plugin declares for one profile.
+type ProfileMetadata struct {
+	// Cleanup replaces Metadata.Cleanup under the profile (its zero value: the framework
+	// default), e.g. for a plugin whose resources carry an ownership marker, and so are pruned,
+	// only under the original operator's identifiers.
+	Cleanup Cleanup `json:"cleanup"`
 }
 
 // MaxStatusKeys bounds Metadata.StatusKeys.
@@ -343,7 +355,11 @@ func validate(p *Plugin) error {
 	default:
 		return fmt.Errorf("plugin %q: unknown prune scope %q", m.Name, m.PruneScope)
 	}
-	for _, c := range []CleanupPolicy{m.Cleanup.WhenPrune, m.Cleanup.WhenNoPrune} {
+	policies := []CleanupPolicy{m.Cleanup.WhenPrune, m.Cleanup.WhenNoPrune}
+	for _, pm := range m.Profiles {
+		policies = append(policies, pm.Cleanup.WhenPrune, pm.Cleanup.WhenNoPrune)
+	}
+	for _, c := range policies {
 		switch c {
 		case CleanupDefault, CleanupNone:
 		case CleanupBestEffortPrune:

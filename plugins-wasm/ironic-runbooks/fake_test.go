@@ -14,6 +14,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 )
 
 // fakeIronic holds runbooks and applies the rules of the real service that matter here: runbooks
@@ -216,5 +217,5 @@ func connectFake(t *testing.T, f *fakeIronic) (api, *pdktest.Host) {
 	require.NoError(t, err)
 	f.asked = ver
 	h.Reset()
-	return api{svc: c.Microversion(ver.String()), ver: ver}, h
+	return api{svc: c.Microversion(ver.String()), ver: ver, own: ownershipOf(compat.OpenStackSync)}, h
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -56,7 +57,11 @@ func connect(ctx *pdk.Context) (api, error) {
 		known = &catalog{listAfter: after}
 		ctx.Cache()[catalogKey] = known
 	}
-	return api{svc: client.Microversion(ver.String()), ver: ver, known: known}, nil
+	own, err := ownershipFor(ctx)
+	if err != nil {
+		return api{}, err
+	}
+	return api{svc: client.Microversion(ver.String()), ver: ver, known: known, own: own}, nil
 }
 
 // listAfter reads <PREFIX>_LIST_AFTER: the GETs a group sends before it lists all runbooks.
@@ -89,7 +94,17 @@ func waitForAPI(ctx *pdk.Context) error {
 	return err
 }
 
+// reconcileCR converges one CR, naming under the understack profile only the reasons the
+// original named (none: its failures were all ReconcileError).
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	p, err := compat.Of(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.OriginalReasons(reconcileRunbook(ctx, req))
+}
+
+func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 	if unchanged(ctx, req) {
 		return pdk.Recorded(), nil
 	}
@@ -162,7 +177,7 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 		ctx.Logf(pdk.LevelInfo, "deleted ironic runbook %s: no IronicRunbook claims it", name)
 	}
 	for _, name := range out.Unowned {
-		ctx.Logf(pdk.LevelInfo, "keeping ironic runbook %s: no IronicRunbook claims it but it lacks the %s marker", name, markerOwner)
+		ctx.Logf(pdk.LevelInfo, "keeping ironic runbook %s: no IronicRunbook claims it but it lacks the %s marker", name, a.own.own.owner)
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 )
 
 var obj = pdk.Object{Kind: "IronicRunbook", Namespace: "openstack", Name: "bios"}
@@ -101,7 +102,7 @@ func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
 		name := fmt.Sprintf("CUSTOM_GEN_%02d", i)
 		f.runbooks = append(f.runbooks, map[string]any{"uuid": fmt.Sprintf("c0000000-0000-4000-8000-%012d", i), "name": name,
 			"public": true, "owner": nil, "disable_ramdisk": false, "description": "", "traits": []any{},
-			"extra": map[string]any{markerOwner: markerOwnerValue, markerVersion: markerVersionValue, markerSource: markerSourceValue},
+			"extra": markersOf[compat.OpenStackSync].keys(),
 			"steps": []any{map[string]any{"interface": "raid", "step": "x", "order": 1, "args": map[string]any{}}}})
 		specs = append(specs, Spec{RunbookName: name, Public: true, Steps: []any{map[string]any{"interface": "raid", "step": "x", "order": float64(1)}}})
 	}

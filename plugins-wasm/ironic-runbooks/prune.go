@@ -12,7 +12,7 @@ import (
 // pruneOutcome says what a prune did, for the caller to log.
 type pruneOutcome struct {
 	Deleted []string
-	// Unowned are runbooks no CR claims that lack the marker: never deleted.
+	// Unowned are runbooks no CR claims that lack the profile's marker: never deleted.
 	Unowned []string
 }
 
@@ -80,7 +80,7 @@ func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error)
 		if rb.Name == "" || want[rb.Name] {
 			continue
 		}
-		if !owned(rb.Extra) {
+		if !a.own.own.owns(rb.Extra) {
 			out.Unowned = append(out.Unowned, rb.Name)
 			continue
 		}

@@ -16,23 +16,6 @@ import (
 
 const runbooksPath = "v1/runbooks"
 
-// Ownership marker: three keys in the runbook's extra. The first one decides ownership; the
-// others say which marker scheme and which CR kind wrote it, for operators reading Ironic.
-const (
-	markerOwner        = "openstack-sync.io/managed-by"
-	markerOwnerValue   = "ironic-runbooks"
-	markerVersion      = "openstack-sync.io/marker-version"
-	markerVersionValue = "v1"
-	markerSource       = "openstack-sync.io/source"
-	markerSourceValue  = "IronicRunbook"
-)
-
-func markers() map[string]any {
-	return map[string]any{markerOwner: markerOwnerValue, markerVersion: markerVersionValue, markerSource: markerSourceValue}
-}
-
-func owned(extra map[string]any) bool { return extra[markerOwner] == markerOwnerValue }
-
 // Spec is IronicRunbook.spec without cloudCredentialsRef.
 type Spec struct {
 	RunbookName    string         `json:"runbookName"`
@@ -172,14 +155,14 @@ func (s Spec) validate() error {
 	return nil
 }
 
-// desiredExtra is spec.extra with the ownership marker laid over it: the marker always wins, so a
-// spec cannot disown its runbook by accident.
-func (s Spec) desiredExtra() map[string]any {
+// desiredExtra is spec.extra with the ownership marker m laid over it (markers.go): the marker
+// always wins, so a spec cannot disown its runbook by accident.
+func (s Spec) desiredExtra(m markerSet) map[string]any {
 	out := maps.Clone(s.Extra)
 	if out == nil {
 		out = map[string]any{}
 	}
-	maps.Copy(out, markers())
+	maps.Copy(out, m.keys())
 	return out
 }
 
@@ -219,6 +202,8 @@ func argsOrEmpty(args map[string]any) map[string]any {
 type api struct {
 	svc *pdk.ServiceClient
 	ver pdk.APIVersion
+	// own is the hook's profile's view of ownership markers (markers.go).
+	own ownership
 	// known is what the group has read of Ironic's runbooks (nil: read each one by GET).
 	known *catalog
 }
@@ -362,6 +347,9 @@ func reconcile(a api, s Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.own.foreign(cur); err != nil {
+		return nil, err
+	}
 	// wrote says this CR changed the runbook, so the group must remember what Ironic now holds;
 	// a converged runbook stays in the catalog as listed (decoding every one would undo it).
 	wrote := cur == nil
@@ -413,7 +401,7 @@ func (a api) create(s Spec, steps []step) (*runbook, error) {
 		"steps":           steps,
 		"public":          s.Public,
 		"disable_ramdisk": s.DisableRamdisk,
-		"extra":           s.desiredExtra(),
+		"extra":           s.desiredExtra(a.own.own),
 		"owner":           nil,
 	}
 	if s.Owner != "" {
@@ -451,13 +439,13 @@ type patchOp struct {
 // patchFor is the JSON patch that turns cur into the spec, using only "add" (which replaces an
 // existing member), so it applies whether Ironic stored the member or not. An unowned runbook is
 // adopted by the same patch: its extra gains the marker.
-func patchFor(cur *runbook, s Spec, steps []step, withDescription bool) []patchOp {
+func patchFor(cur *runbook, s Spec, steps []step, withDescription bool, m markerSet) []patchOp {
 	var ops []patchOp
 	add := func(path string, v any) { ops = append(ops, patchOp{Op: "add", Path: path, Value: v}) }
 	if !sameSteps(cur.Steps, steps) {
 		add("/steps", steps)
 	}
-	if extra := s.desiredExtra(); !canon.Equal(cur.Extra, extra) {
+	if extra := s.desiredExtra(m); !canon.Equal(cur.Extra, extra) {
 		add("/extra", extra)
 	}
 	if cur.Public != s.Public {
@@ -476,7 +464,7 @@ func patchFor(cur *runbook, s Spec, steps []step, withDescription bool) []patchO
 
 // update patches cur into the spec and reports whether it sent a patch.
 func (a api) update(cur *runbook, s Spec, steps []step) (bool, error) {
-	ops := patchFor(cur, s, steps, a.traitsSupported())
+	ops := patchFor(cur, s, steps, a.traitsSupported(), a.own.own)
 	if len(ops) == 0 {
 		return false, nil
 	}
@@ -497,19 +485,19 @@ func (a api) update(cur *runbook, s Spec, steps []step) (bool, error) {
 		return true, nil
 	}
 	// An answer without the runbook: what Ironic holds is what the patch asked for.
-	applyPatch(cur, s, steps, ops)
+	applyPatch(cur, s, steps, ops, a.own.own)
 	return true, nil
 }
 
 // applyPatch makes cur what Ironic holds after ops succeeded, for a PATCH answered without the
 // runbook. Making a runbook public drops its owner on the server.
-func applyPatch(cur *runbook, s Spec, steps []step, ops []patchOp) {
+func applyPatch(cur *runbook, s Spec, steps []step, ops []patchOp, m markerSet) {
 	for _, op := range ops {
 		switch op.Path {
 		case "/steps":
 			cur.Steps = steps
 		case "/extra":
-			cur.Extra = s.desiredExtra()
+			cur.Extra = s.desiredExtra(m)
 		case "/public":
 			cur.Public = s.Public
 		case "/description":

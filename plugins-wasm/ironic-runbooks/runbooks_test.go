@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -127,7 +128,7 @@ func TestReconcile(t *testing.T) {
 			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}}]`},
 			check: func(t *testing.T, f *fakeIronic) {
 				rb := f.find("CUSTOM_HANDMADE")
-				assert.True(t, owned(rb["extra"].(map[string]any)))
+				assert.True(t, markersOf[compat.OpenStackSync].owns(rb["extra"].(map[string]any)))
 				assert.Equal(t, "p-ops", rb["owner"])
 			},
 		},
@@ -355,7 +356,7 @@ func TestPruneFollowsNextLinksPastShortPages(t *testing.T) {
 	for i := range 5 {
 		f.runbooks = append(f.runbooks, map[string]any{
 			"uuid": fmt.Sprintf("c0000000-0000-4000-8000-%012d", i), "name": fmt.Sprintf("CUSTOM_GEN_%d", i),
-			"extra": map[string]any{markerOwner: markerOwnerValue}, "steps": []any{},
+			"extra": map[string]any{markersOf[compat.OpenStackSync].owner: markersOf[compat.OpenStackSync].ownerValue}, "steps": []any{},
 		})
 	}
 	a, h := connectFake(t, f)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -23,21 +22,6 @@ const (
 	routersPath  = "v2.0/routers"
 	l3Service    = "L3_ROUTER_NAT"
 )
-
-// Ownership markers. A service profile is owned when its metainfo JSON carries profileOwner with
-// the plugin's name; the other two keys record the marker scheme and the CR kind for operators.
-// A flavor is owned when its description carries flavorMarker (flavors have no free-form field).
-const (
-	profileOwner        = "openstack-sync.io/managed-by"
-	profileOwnerValue   = "neutron-router-flavors"
-	profileVersion      = "openstack-sync.io/marker-version"
-	profileVersionValue = "v1"
-	profileSource       = "openstack-sync.io/source"
-	profileSourceValue  = "NeutronRouterFlavor"
-	flavorMarker        = "[openstack-sync.io/neutron-router-flavors]"
-)
-
-var profileMarkerKeys = []string{profileOwner, profileVersion, profileSource}
 
 // Spec is NeutronRouterFlavor.spec without cloudCredentialsRef.
 type Spec struct {
@@ -124,7 +108,7 @@ func (s Spec) validate() error {
 		if !validDriver(p.Driver) {
 			errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].driver must be a dotted Python path; got %q", i, p.Driver))
 		}
-		for _, k := range profileMarkerKeys {
+		for _, k := range markerKeys() {
 			if _, ok := p.MetaInfo[k]; ok {
 				errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].meta_info must not set the ownership key %q", i, k))
 			}
@@ -149,26 +133,13 @@ type profile struct {
 }
 
 // metaInfo parses the profile's metainfo; text that is not a JSON object reads as empty, which
-// also makes the profile unowned.
+// also makes the profile unowned (markers.go).
 func (p profile) metaInfo() map[string]any {
 	var m map[string]any
 	if pdk.DecodeJSON([]byte(p.Metainfo), &m) != nil || m == nil {
 		return map[string]any{}
 	}
 	return m
-}
-
-func (p profile) owned() bool { return p.metaInfo()[profileOwner] == profileOwnerValue }
-
-// markedMetainfo renders spec meta_info plus the markers as compact JSON with sorted keys, the
-// text Neutron stores.
-func markedMetainfo(user map[string]any) (string, error) {
-	m := maps.Clone(user)
-	if m == nil {
-		m = map[string]any{}
-	}
-	m[profileOwner], m[profileVersion], m[profileSource] = profileOwnerValue, profileVersionValue, profileSourceValue
-	return canon.JSON(m)
 }
 
 // flavor is a Neutron flavor.
@@ -181,25 +152,13 @@ type flavor struct {
 	ServiceProfiles []string `json:"service_profiles"`
 }
 
-func (f flavor) owned() bool { return strings.Contains(f.Description, flavorMarker) }
-
-// userDescription is the description without the marker.
-func (f flavor) userDescription() string {
-	return strings.TrimSpace(strings.ReplaceAll(f.Description, flavorMarker, ""))
-}
-
-func markedDescription(desc string) string {
-	if desc == "" {
-		return flavorMarker
-	}
-	return desc + " " + flavorMarker
-}
-
 // state is what one credential group knows of Neutron: every flavor and every service profile,
 // each read by one paginated list the first time a CR needs it and kept current by the plugin's
 // own writes. A converged group therefore costs two lists however many CRs it has.
 type state struct {
-	svc      *pdk.ServiceClient
+	svc *pdk.ServiceClient
+	// own is the hook's profile's view of ownership markers (markers.go).
+	own      ownership
 	flavors  []flavor
 	profiles []profile
 	loaded   bool
@@ -260,11 +219,12 @@ func (st *state) digest() []byte {
 	return st.sum
 }
 
-// profileMeta is what a profile's metainfo text says: its marker-free metainfo as canonical JSON
-// ("" if unreadable) and whether it carries the ownership marker.
+// profileMeta is what a profile's metainfo text says: its metainfo without any profile's marker
+// as canonical JSON ("" if unreadable), whether it carries the hook's profile's marker, and
+// whether it carries only the other profile's.
 type profileMeta struct {
-	user  string
-	owned bool
+	user           string
+	owned, foreign bool
 }
 
 // metaOf returns the profile's parsed metainfo, parsing it the first time the group needs it.
@@ -276,20 +236,21 @@ func (st *state) metaOf(p profile) profileMeta {
 		return m
 	}
 	m := p.metaInfo()
-	owned := m[profileOwner] == profileOwnerValue
-	for _, k := range profileMarkerKeys {
+	owned := st.own.own.ownsMeta(m)
+	foreign := !owned && st.own.other.ownsMeta(m)
+	for _, k := range markerKeys() {
 		delete(m, k)
 	}
 	user, err := canon.JSON(m)
 	if err != nil {
 		user = ""
 	}
-	pm := profileMeta{user: user, owned: owned}
+	pm := profileMeta{user: user, owned: owned, foreign: foreign}
 	st.meta[p.ID] = pm
 	return pm
 }
 
-func newState(svc *pdk.ServiceClient) *state { return &state{svc: svc} }
+func newState(svc *pdk.ServiceClient, own ownership) *state { return &state{svc: svc, own: own} }
 
 func (st *state) load() error {
 	if st.loaded {
@@ -450,21 +411,28 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 	if err != nil {
 		return profile{}, nil, fmt.Errorf("meta_info is not JSON: %w", err)
 	}
-	var ownedMatch, unownedMatch *profile
+	var ownedMatch, unownedMatch, foreignMatch *profile
 	for _, i := range st.matching(ps.Driver, want) {
 		p := st.profiles[i]
 		if slices.Contains(taken, p.ID) {
 			continue
 		}
 		pm := st.metaOf(p)
-		if pm.owned && ownedMatch == nil {
+		switch {
+		case pm.owned && ownedMatch == nil:
 			ownedMatch = &st.profiles[i]
-		}
-		if !pm.owned && unownedMatch == nil {
+		case pm.foreign && foreignMatch == nil:
+			foreignMatch = &st.profiles[i]
+		case !pm.owned && !pm.foreign && unownedMatch == nil:
 			unownedMatch = &st.profiles[i]
 		}
 	}
-	metainfo, err := markedMetainfo(ps.MetaInfo)
+	if ownedMatch == nil && foreignMatch != nil {
+		// Adopting it would strip the marker the other profile's operator, or a move under way,
+		// depends on; making another would leave the flavor two profiles for one entry.
+		return profile{}, nil, st.own.foreignProfile(*foreignMatch)
+	}
+	metainfo, err := st.own.own.markedMetainfo(ps.MetaInfo)
 	if err != nil {
 		return profile{}, nil, err
 	}
@@ -543,7 +511,7 @@ func (st *state) createFlavor(s Spec) (flavor, error) {
 		Flavor flavor `json:"flavor"`
 	}
 	body := map[string]any{"name": s.Name, "service_type": s.serviceType(), "enabled": enabled(s.IsEnabled),
-		"description": markedDescription(s.Description)}
+		"description": st.own.own.markedDescription(s.Description)}
 	if err := st.svc.Call("POST", flavorsPath, nil, map[string]any{"flavor": body}, &resp); err != nil {
 		return flavor{}, fmt.Errorf("create flavor %q: %w", s.Name, err)
 	}
@@ -566,10 +534,13 @@ func (st *state) updateFlavor(f flavor, s Spec) (flavor, error) {
 		return f, &serviceTypeError{msg: fmt.Sprintf("Router flavor %q already exists in Neutron with service_type=%s, not %s; "+
 			"service_type cannot change, so rename the CR's flavor or delete the Neutron one", s.Name, f.ServiceType, s.serviceType())}
 	}
-	if f.userDescription() == s.Description && f.owned() && f.Enabled == enabled(s.IsEnabled) {
+	if err := st.own.foreignFlavor(f); err != nil {
+		return f, err
+	}
+	if st.own.own.userDescription(f.Description) == s.Description && st.own.own.ownsFlavor(f) && f.Enabled == enabled(s.IsEnabled) {
 		return f, nil
 	}
-	desc := markedDescription(s.Description)
+	desc := st.own.own.markedDescription(s.Description)
 	var resp struct {
 		Flavor flavor `json:"flavor"`
 	}
@@ -619,7 +590,7 @@ func (st *state) bind(f flavor, want []string, log logf) error {
 			}
 			p = resp.Profile
 		}
-		if !p.owned() {
+		if !st.own.own.ownsProfile(p) {
 			log("router flavor %s: leaving unowned service profile %s bound", f.Name, id)
 			continue
 		}

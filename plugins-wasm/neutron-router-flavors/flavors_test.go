@@ -139,7 +139,7 @@ func TestReconcile(t *testing.T) {
 			name: "meta_info may not forge the ownership key",
 			spec: func() Spec {
 				s := asa()
-				s.ServiceProfiles[0].MetaInfo = map[string]any{profileOwner: profileOwnerValue}
+				s.ServiceProfiles[0].MetaInfo = map[string]any{ours.owner: ours.ownerValue}
 				return s
 			},
 			err: `spec.service_profiles[0].meta_info must not set the ownership key "openstack-sync.io/managed-by"`,
@@ -158,7 +158,7 @@ func TestReconcile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := loadFake(t)
 			svc, h := f.service(t)
-			st := newState(svc)
+			st := newState(svc, defaultOwnership())
 			rec := &recorder{}
 			notes, err := reconcile(st, tc.spec(), rec.log)
 			if tc.err != "" {
@@ -175,7 +175,7 @@ func TestReconcile(t *testing.T) {
 			}
 			// Converged now: a fresh group (new cache) reads the two lists and writes nothing.
 			h.Reset()
-			again, err := reconcile(newState(svc), tc.spec(), rec.log)
+			again, err := reconcile(newState(svc, defaultOwnership()), tc.spec(), rec.log)
 			require.NoError(t, err)
 			assert.Equal(t, tc.notes, again)
 			assert.Equal(t, lists, h.Lines())
@@ -186,7 +186,7 @@ func TestReconcile(t *testing.T) {
 func TestManyCRsShareTheGroupLists(t *testing.T) {
 	f := loadFake(t)
 	svc, h := f.service(t)
-	st := newState(svc)
+	st := newState(svc, defaultOwnership())
 	rec := &recorder{}
 	for range 3 {
 		_, err := reconcile(st, asa(), rec.log)
@@ -247,7 +247,7 @@ func TestPrune(t *testing.T) {
 			}
 			svc, h := f.service(t)
 			rec := &recorder{}
-			err := prune(svc, tc.desired, tc.authoritative, tc.mode, rec.log)
+			err := prune(svc, ours, tc.desired, tc.authoritative, tc.mode, rec.log)
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
 			} else {

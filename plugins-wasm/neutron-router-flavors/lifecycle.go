@@ -200,5 +200,5 @@ func (actuator) Observed(f *flavor) any {
 		profiles = []string{}
 	}
 	return map[string]any{"name": cur.Name, "service_type": cur.ServiceType, "enabled": cur.Enabled,
-		"description": cur.userDescription(), "service_profiles": profiles}
+		"description": withoutMarkers(cur.Description), "service_profiles": profiles}
 }

@@ -58,10 +58,20 @@ func waitForAPI(ctx *pdk.Context) error {
 
 const cacheKey = "neutron-state"
 
+// reconcileCR converges one CR, naming under the understack profile only the reasons the
+// original named (none: its failures were all ReconcileError).
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	own, err := ownershipFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return own.profile.OriginalReasons(reconcileFlavor(ctx, req, own))
+}
+
+func reconcileFlavor(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership) (*pdk.Result, error) {
 	st, _ := ctx.Cache()[cacheKey].(*state)
 	if st == nil {
-		st = newState(nil)
+		st = newState(nil, own)
 		ctx.Cache()[cacheKey] = st
 	}
 	// The cache keeps what was read; the client belongs to this call's Context.
@@ -106,5 +116,9 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	if v, _ := ctx.Config("PRUNE"); v == "true" {
 		mode = full
 	}
-	return prune(network(ctx), desired, req.AuthoritativeEmpty, mode, logger(ctx, pdk.LevelInfo))
+	own, err := ownershipFor(ctx)
+	if err != nil {
+		return err
+	}
+	return prune(network(ctx), own.own, desired, req.AuthoritativeEmpty, mode, logger(ctx, pdk.LevelInfo))
 }

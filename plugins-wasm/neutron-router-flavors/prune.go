@@ -61,7 +61,7 @@ func (pr *pruner) routersUsing(flavorID string) (int, error) {
 // prune deletes what no desired spec claims. Flavors are only deleted in full mode, only with the
 // marker, only when no router uses them; a profile is only deleted when owned and bound to no
 // flavor at all (of any service type).
-func prune(svc *pdk.ServiceClient, desired []Spec, authoritativeEmpty bool, mode pruneMode, log logf) error {
+func prune(svc *pdk.ServiceClient, own markerSet, desired []Spec, authoritativeEmpty bool, mode pruneMode, log logf) error {
 	if mode == full && len(desired) == 0 && !authoritativeEmpty {
 		log("skipping router flavor prune: no desired router flavors and the empty set is not authoritative")
 		return nil
@@ -86,7 +86,7 @@ func prune(svc *pdk.ServiceClient, desired []Spec, authoritativeEmpty bool, mode
 	}
 	owned := map[string]bool{}
 	for _, p := range profiles {
-		if p.owned() {
+		if own.ownsProfile(p) {
 			owned[p.ID] = true
 		}
 	}
@@ -95,8 +95,8 @@ func prune(svc *pdk.ServiceClient, desired []Spec, authoritativeEmpty bool, mode
 			if f.ServiceType != l3Service || f.Name == "" || want[f.Name] {
 				continue
 			}
-			if !f.owned() {
-				log("keeping router flavor %s: no NeutronRouterFlavor claims it but it lacks the %s marker", f.Name, flavorMarker)
+			if !own.ownsFlavor(f) {
+				log("keeping router flavor %s: no NeutronRouterFlavor claims it but it lacks the %s marker", f.Name, own.flavor)
 				continue
 			}
 			if !pr.deleteFlavor(f) {

@@ -20,6 +20,7 @@ type rangeCR struct {
 	statusID string
 	svc      *pdk.ServiceClient
 	idx      *index
+	own      ownership
 }
 
 // ResourceSpec is the range's own fields, nil while the CR imports.
@@ -133,6 +134,9 @@ func (a actuator) ListForImport(_ context.Context, _ *rangeCR, f ImportFilter) (
 }
 
 func (a actuator) Create(_ context.Context, c *rangeCR) (*segmentRange, lifecycle.Progress) {
+	if err := c.own.foreign(a.idx, c.spec); err != nil {
+		return nil, lifecycle.Transient(err)
+	}
 	r, err := create(a.svc, a.idx, c.spec)
 	if err != nil {
 		return nil, lifecycle.Transient(invalidspec.WithReason(err))

@@ -2,9 +2,11 @@
 // CRs into Neutron network segment ranges (docs/plugins/neutron-segment-ranges.md).
 //
 // The plugin is built on pdk/lifecycle: a CR binds one range (status.id), found on its first run by
-// exact name and adopted, or imported by id or filter (spec.import, unmanaged). The plugin never
-// deletes a range, so it carries no ownership marker and its cleanup policy is NONE whatever PRUNE
-// says: deleting a CR always leaves the range (detach).
+// exact name and adopted, or imported by id or filter (spec.import, unmanaged). Under this
+// project's profile the plugin never deletes a range, so it carries no ownership marker and its
+// cleanup policy is NONE whatever PRUNE says: deleting a CR always leaves the range (detach).
+// Under the understack profile it works as the original operator did: the range's name carries
+// the prefix understack-sr:, and PRUNE=true prunes what carries it (markers.go).
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -24,16 +27,22 @@ var metadata = pdk.Metadata{
 	BindingName: "neutron-segment-ranges",
 	Grants: []pdk.Grant{
 		{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{rangesPath}},
-		{Service: "network", Methods: []string{"GET", "PUT"}, Paths: []string{rangesPath + "/*"}},
+		// DELETE only for the prune of the understack profile, whose ranges carry a marker.
+		{Service: "network", Methods: []string{"GET", "PUT", "DELETE"}, Paths: []string{rangesPath + "/*"}},
 	},
 	Lifecycle: true,
 	// The plugin reads status.id and nothing else of the status: the host sends only that.
 	StatusKeys: []string{"id"},
 	Cleanup:    pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone},
+	// Under the original operator's identifiers a range carries its owner's name prefix, and a
+	// CR deleted with PRUNE=true has its range pruned, as the original did (markers.go).
+	Profiles: map[string]pdk.ProfileMetadata{
+		string(compat.Understack): {Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}},
+	},
 }
 
 func init() {
-	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR})
+	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR, Prune: pruneCR})
 }
 
 func main() {}
@@ -53,7 +62,17 @@ func waitForAPI(ctx *pdk.Context) error {
 
 const cacheKey = "segment-ranges"
 
+// reconcileCR converges one CR, naming under the understack profile only the reasons the
+// original named (none: its failures were all ReconcileError).
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
+	own, err := ownershipFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return own.profile.OriginalReasons(reconcileRange(ctx, req, own))
+}
+
+func reconcileRange(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership) (*pdk.Result, error) {
 	if unchanged(ctx, req) {
 		return pdk.Recorded(), nil
 	}
@@ -67,8 +86,10 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	if err != nil {
 		return lifecycle.Outcome{Progress: lifecycle.Transient(err)}.Result(), nil
 	}
+	// Under a profile that marks its ranges by name the driver works with the name in Neutron.
+	spec.Name = own.own.neutronName(spec.Name)
 	id, _ := req.Status["id"].(string)
-	out := driver.Reconcile(context.Background(), &rangeCR{spec: spec, statusID: id, svc: svc, idx: idx})
+	out := driver.Reconcile(context.Background(), &rangeCR{spec: spec, statusID: id, svc: svc, idx: idx, own: own})
 	return out.Result(), nil
 }
 
@@ -103,4 +124,25 @@ func unchanged(ctx *pdk.Context, req *pdk.ReconcileRequest) bool {
 	}
 	r, ok := idx.byID(id)
 	return ok && ctx.Unchanged(r.evidence())
+}
+
+// pruneCR deletes the ranges the profile owns that no CR names (the understack profile only).
+func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
+	own, err := ownershipFor(ctx)
+	if err != nil {
+		return err
+	}
+	var names []struct {
+		Name string `json:"name"`
+	}
+	if err := req.DecodeSpecs(&names); err != nil {
+		return err
+	}
+	desired := make([]Spec, len(names))
+	for i, n := range names {
+		desired[i].Name = n.Name
+	}
+	return prune(network(ctx), own.own, desired, req.AuthoritativeEmpty, func(format string, args ...any) {
+		ctx.Logf(pdk.LevelInfo, format, args...)
+	})
 }

@@ -19,8 +19,9 @@ func TestMetadata(t *testing.T) {
 	assert.Equal(t, "NEUTRON_SEGMENT_RANGE", p.Metadata.EnvPrefix)
 	assert.Equal(t, "neutron-segment-ranges", p.Metadata.BindingName)
 	assert.Equal(t, pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone}, p.Metadata.Cleanup,
-		"segment ranges are never pruned, whatever PRUNE says")
-	assert.Nil(t, p.Prune)
+		"under this project's profile segment ranges are never pruned, whatever PRUNE says")
+	assert.Equal(t, map[string]pdk.ProfileMetadata{"understack": {Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}}},
+		p.Metadata.Profiles, "under the original's they are, as it did")
 }
 
 func TestReconcileThroughThePDK(t *testing.T) {

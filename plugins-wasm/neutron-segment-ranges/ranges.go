@@ -10,6 +10,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -203,7 +204,7 @@ func (idx *index) put(r segmentRange) {
 // before the lifecycle: the range is found by its exact name (adoption), so an out-of-band range
 // of that name is adopted; it carries no marker because this plugin never deletes.
 func reconcile(svc *pdk.ServiceClient, idx *index, s Spec) error {
-	out := driver.Reconcile(context.Background(), &rangeCR{spec: s, svc: svc, idx: idx})
+	out := driver.Reconcile(context.Background(), &rangeCR{spec: s, svc: svc, idx: idx, own: ownershipOf(compat.OpenStackSync)})
 	if out.Progress.IsDone() {
 		return nil
 	}

@@ -3,13 +3,16 @@ package wasm
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 )
 
@@ -35,18 +38,15 @@ const (
 // sides share a document, not code.
 
 type metadataMessage struct {
-	ABIVersion  int           `json:"abi_version"`
-	Name        string        `json:"name"`
-	Noun        string        `json:"noun"`
-	EnvPrefix   string        `json:"env_prefix"`
-	BindingName string        `json:"binding_name"`
-	Probe       bool          `json:"probe"`
-	Grants      []grant.Grant `json:"grants"`
-	Cleanup     struct {
-		WhenPrune   string `json:"when_prune"`
-		WhenNoPrune string `json:"when_no_prune"`
-	} `json:"cleanup"`
-	HasPrune bool `json:"has_prune"`
+	ABIVersion  int            `json:"abi_version"`
+	Name        string         `json:"name"`
+	Noun        string         `json:"noun"`
+	EnvPrefix   string         `json:"env_prefix"`
+	BindingName string         `json:"binding_name"`
+	Probe       bool           `json:"probe"`
+	Grants      []grant.Grant  `json:"grants"`
+	Cleanup     cleanupMessage `json:"cleanup"`
+	HasPrune    bool           `json:"has_prune"`
 	// Version, Description and Source describe the build to operators (inspect, OCI
 	// annotations); the host never acts on them.
 	Version     string `json:"version,omitempty"`
@@ -66,6 +66,20 @@ type metadataMessage struct {
 	// Sources are the sources of truth outside OpenStack the plugin reads, by name, with method
 	// and path grants (source.go); the operator allow-lists their URLs.
 	Sources []sourceGrant `json:"sources,omitempty"`
+	// Profiles change the host's behaviour under the profile the hook runs in (<P>_PROFILE,
+	// docs/abi.md section 6, "Profiles"), keyed by the profile's name.
+	Profiles map[string]profileMessage `json:"profiles,omitempty"`
+}
+
+type cleanupMessage struct {
+	WhenPrune   string `json:"when_prune"`
+	WhenNoPrune string `json:"when_no_prune"`
+}
+
+// profileMessage is what a plugin declares for one profile.
+type profileMessage struct {
+	// Cleanup replaces the metadata's cleanup under the profile.
+	Cleanup cleanupMessage `json:"cleanup"`
 }
 
 // maxStatusKeys bounds metadata status_keys.
@@ -290,21 +304,43 @@ func cut(s string) string {
 }
 
 // cleanupPolicies turns the metadata's cleanup section into a policy per PRUNE setting,
-// applying the framework default (docs/contract.md §5.1) where the plugin leaves one unset.
+// applying the framework default (docs/contract.md §5.1) where the plugin leaves one unset, and
+// checks every profile's cleanup section by the same rules.
 func (m *metadataMessage) cleanupPolicies() (whenPrune, whenNoPrune plugin.CleanupPolicy, err error) {
+	for _, name := range slices.Sorted(maps.Keys(m.Profiles)) {
+		if _, _, err := m.policiesOf("profiles."+name+".cleanup", m.Profiles[name].Cleanup); err != nil {
+			return 0, 0, err
+		}
+	}
+	return m.policiesOf("cleanup", m.Cleanup)
+}
+
+// cleanupFor is the policy per PRUNE setting under profile p: its own section when the plugin
+// declares one, else the metadata's. Call it only on checked metadata.
+func (m *metadataMessage) cleanupFor(p profile.Profile) (whenPrune, whenNoPrune plugin.CleanupPolicy) {
+	c := m.Cleanup
+	if pm, ok := m.Profiles[p.String()]; ok {
+		c = pm.Cleanup
+	}
+	whenPrune, whenNoPrune, _ = m.policiesOf("cleanup", c)
+	return whenPrune, whenNoPrune
+}
+
+func (m *metadataMessage) policiesOf(section string, c cleanupMessage) (whenPrune, whenNoPrune plugin.CleanupPolicy, err error) {
 	parse := func(field, s string, dflt plugin.CleanupPolicy) (plugin.CleanupPolicy, error) {
+		field = section + "." + field
 		if s == "" {
 			return dflt, nil
 		}
 		p, err := plugin.ParseCleanupPolicy(s)
 		if err != nil {
-			return 0, fmt.Errorf("metadata cleanup.%s: %w", field, err)
+			return 0, fmt.Errorf("metadata %s: %w", field, err)
 		}
 		switch {
 		case p == plugin.CleanupFinalizedPrune && !m.HasPrune && !m.HasDelete:
-			return 0, fmt.Errorf("metadata cleanup.%s is %s but the plugin has neither a prune nor a delete step", field, s)
+			return 0, fmt.Errorf("metadata %s is %s but the plugin has neither a prune nor a delete step", field, s)
 		case p == plugin.CleanupBestEffortPrune && !m.HasPrune:
-			return 0, fmt.Errorf("metadata cleanup.%s is %s but the plugin has no prune step", field, s)
+			return 0, fmt.Errorf("metadata %s is %s but the plugin has no prune step", field, s)
 		}
 		return p, nil
 	}
@@ -312,9 +348,9 @@ func (m *metadataMessage) cleanupPolicies() (whenPrune, whenNoPrune plugin.Clean
 	if m.HasPrune || m.HasDelete {
 		dflt = plugin.CleanupFinalizedPrune
 	}
-	if whenPrune, err = parse("when_prune", m.Cleanup.WhenPrune, dflt); err != nil {
+	if whenPrune, err = parse("when_prune", c.WhenPrune, dflt); err != nil {
 		return 0, 0, err
 	}
-	whenNoPrune, err = parse("when_no_prune", m.Cleanup.WhenNoPrune, plugin.CleanupNone)
+	whenNoPrune, err = parse("when_no_prune", c.WhenNoPrune, plugin.CleanupNone)
 	return whenPrune, whenNoPrune, err
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 )
@@ -240,7 +241,6 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 	if _, ok := exports[EntryDelete]; m.HasDelete && !ok {
 		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_delete is true but the module does not export %q", EntryDelete)}
 	}
-	p.whenPrune, p.whenNoPrune, _ = m.cleanupPolicies()
 	p.name = m.Name
 	p.log = p.opts.Logger.With("plugin", p.name)
 	p.meta = m.metadata()
@@ -253,6 +253,13 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 		return &LoadError{Path: p.path, Reason: "metadata: env_prefix is empty"}
 	}
 	p.prefix = prefix
+	// The cleanup policy may be the profile's own (a plugin pruning only what carries the
+	// original operator's marker); the hook refuses a bad value too, naming the same variable.
+	prof, err := profile.Parse(lookupOr(p.opts.LookupEnv, prefix+"_"+profile.Variable))
+	if err != nil {
+		return &LoadError{Path: p.path, Reason: prefix + "_" + profile.Variable + " is invalid", Err: err}
+	}
+	p.whenPrune, p.whenNoPrune = m.cleanupFor(prof)
 	operator := p.opts.Grants
 	if operator == nil {
 		// A set but empty variable is refused, not ignored: ignoring it would leave the plugin
@@ -267,6 +274,11 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 	sources, _ := m.sourceGrants() // checked by parseMetadata
 	p.sourceGrants = grant.NewSourceSet(sources)
 	return nil
+}
+
+func lookupOr(lookup func(string) (string, bool), name string) string {
+	v, _ := lookup(name)
+	return v
 }
 
 // parseMetadata decodes and checks a metadata document, whether it comes from the guest or from
