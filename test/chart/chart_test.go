@@ -77,15 +77,22 @@ func TestTemplateGoldens(t *testing.T) {
 // TestChartCRDsMatchRepository keeps the chart's crds/ identical to the repository's crds/, which
 // the plugins' schemas are written in.
 func TestChartCRDsMatchRepository(t *testing.T) {
-	repo := crdFiles(t, repoCRDs)
-	chart := crdFiles(t, filepath.Join(chartDir, "crds"))
+	// crds/understack/ holds the original operator's CRDs (docs/migrating.md), shipped the same way.
+	for _, sub := range []string{"", "understack"} {
+		t.Run("crds/"+sub, func(t *testing.T) { chartCRDsMatch(t, sub) })
+	}
+}
+
+func chartCRDsMatch(t *testing.T, sub string) {
+	repo := crdFiles(t, filepath.Join(repoCRDs, sub))
+	chart := crdFiles(t, filepath.Join(chartDir, "crds", sub))
 	require.NotEmpty(t, repo, "no CRDs in %s", repoCRDs)
 	if *update {
 		for name := range chart {
-			require.NoError(t, os.Remove(filepath.Join(chartDir, "crds", name)))
+			require.NoError(t, os.Remove(filepath.Join(chartDir, "crds", sub, name)))
 		}
 		for name, body := range repo {
-			require.NoError(t, os.WriteFile(filepath.Join(chartDir, "crds", name), body, 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(chartDir, "crds", sub, name), body, 0o644))
 		}
 		return
 	}

@@ -38,7 +38,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 oso.config computes, once, everything the templates derive from plugins and pluginData:
-  hooks: name -> {enabled, file, sha256, wrapper, crd: {group, version, kind, plural, status}}
+  hooks: name -> {enabled, file, sha256, wrapper, crd: {group, version, kind, plural, status},
+         otherCRD: the same of the other profile's CRD, when the plugin names one}
   hookEnv: the hook environment (name -> string), over every hook, enabled or not
   env: the operator environment (name -> string)
   memoryLimitMiB, memoryRequestMiB: the pod's memory derived from the enabled plugins' limits
@@ -119,36 +120,42 @@ the CRD itself in the values (hook.crdYAML, e.g. helm --set-file), so nobody for
 {{- if and $hook.crd $hook.crdYAML -}}
 {{- fail (printf "pluginData.%s.hook: set crd or crdYAML, not both" $name) -}}
 {{- end -}}
-{{- if or $hook.crd $hook.crdYAML -}}
-{{- $raw := $hook.crdYAML -}}
-{{- if $hook.crd -}}{{- $raw = $.Files.Get $hook.crd -}}{{- end -}}
-{{- if not $raw -}}
-{{- fail (printf "pluginData.%s.hook.crd: %s is not a file in the chart" $name $hook.crd) -}}
+{{- /* The profile (docs/migrating.md): the release's compatibility.profile unless the plugin
+names its own. Under understack a plugin's CRD is the original operator's (hook.profiles.understack.crd);
+a plugin without one keeps this project's identifiers whatever the release says. The other
+profile's CRD is named too, so a hook refuses to act while CRs of both exist. */ -}}
+{{- $profiles := $hook.profiles | default dict -}}
+{{- $understackCRD := (get $profiles "understack" | default dict).crd | default "" -}}
+{{- $profile := $hook.profile | default "" -}}
+{{- if not $profile -}}
+{{- $profile = ternary ($.Values.compatibility.profile | default "openstack-sync") "openstack-sync" (ne $understackCRD "") -}}
 {{- end -}}
-{{- $crdName := $hook.crd | default "hook.crdYAML" -}}
-{{- $crd := fromYaml $raw -}}
-{{- if ne ($crd.kind | default "") "CustomResourceDefinition" -}}
-{{- fail (printf "pluginData.%s.hook.crd: %s is not a CustomResourceDefinition" $name $crdName) -}}
+{{- if not (has $profile (list "openstack-sync" "understack")) -}}
+{{- fail (printf "pluginData.%s.hook.profile is %q; want openstack-sync or understack" $name $profile) -}}
 {{- end -}}
-{{- $spec := $crd.spec | default dict -}}
-{{- $names := $spec.names | default dict -}}
-{{- $group := required (printf "pluginData.%s.hook.crd: %s has no spec.group" $name $crdName) $spec.group -}}
-{{- $kind := required (printf "pluginData.%s.hook.crd: %s has no spec.names.kind" $name $crdName) $names.kind -}}
-{{- $plural := required (printf "pluginData.%s.hook.crd: %s has no spec.names.plural" $name $crdName) $names.plural -}}
-{{- $storage := "" -}}
-{{- $status := false -}}
-{{- range $v := $spec.versions | default list -}}
-{{- if $v.storage -}}{{- $storage = $v.name -}}{{- end -}}
-{{- if and $v.subresources (hasKey $v.subresources "status") -}}{{- $status = true -}}{{- end -}}
+{{- $crdFile := $hook.crd | default "" -}}
+{{- $otherFile := $understackCRD -}}
+{{- if eq $profile "understack" -}}
+{{- if not $understackCRD -}}
+{{- fail (printf "pluginData.%s.hook.profile is understack but the plugin names no CRD of the original operator (hook.profiles.understack.crd)" $name) -}}
 {{- end -}}
-{{- if not $storage -}}
-{{- fail (printf "pluginData.%s.hook.crd: %s has no storage version" $name $crdName) -}}
+{{- $crdFile = $understackCRD -}}
+{{- $otherFile = $hook.crd | default "" -}}
+{{- $_ := set $env (printf "%s_PROFILE" $p) $profile -}}
 {{- end -}}
-{{- $_ := set $env (printf "%s_CRD_API_VERSION" $p) (printf "%s/%s" $group $storage) -}}
-{{- $_ := set $env (printf "%s_CRD_KIND" $p) $kind -}}
-{{- $_ := set $env (printf "%s_CRD_RESOURCE" $p) (printf "%s.%s" $plural $group) -}}
-{{- $_ := set $env (printf "%s_STATUS_ENABLED" $p) (ternary "true" "false" $status) -}}
-{{- $_ := set $h "crd" (dict "group" $group "version" $storage "kind" $kind "plural" $plural "status" $status) -}}
+{{- if or $crdFile $hook.crdYAML -}}
+{{- $crd := include "oso.crd" (list $ $name $crdFile $hook.crdYAML) | fromYaml -}}
+{{- $_ := set $env (printf "%s_CRD_API_VERSION" $p) (printf "%s/%s" $crd.group $crd.version) -}}
+{{- $_ := set $env (printf "%s_CRD_KIND" $p) $crd.kind -}}
+{{- $_ := set $env (printf "%s_CRD_RESOURCE" $p) (printf "%s.%s" $crd.plural $crd.group) -}}
+{{- $_ := set $env (printf "%s_STATUS_ENABLED" $p) (ternary "true" "false" $crd.status) -}}
+{{- $_ := set $h "crd" $crd -}}
+{{- end -}}
+{{- if and $otherFile $h.crd -}}
+{{- $other := include "oso.crd" (list $ $name $otherFile "") | fromYaml -}}
+{{- $_ := set $env (printf "%s_OTHER_CRD_API_VERSION" $p) (printf "%s/%s" $other.group $other.version) -}}
+{{- $_ := set $env (printf "%s_OTHER_CRD_RESOURCE" $p) (printf "%s.%s" $other.plural $other.group) -}}
+{{- $_ := set $h "otherCRD" $other -}}
 {{- end -}}
 {{- if $sha -}}
 {{- $_ := set $env (printf "%s_PLUGIN_SHA256" $p) $sha -}}
@@ -192,6 +199,42 @@ the CRD itself in the values (hook.crdYAML, e.g. helm --set-file), so nobody for
 {{- $_ := set $env $n (toString (get $.Values.env $n)) -}}
 {{- end -}}
 {{- toYaml (dict "hooks" $hooks "hookEnv" $hookEnv "env" $env "memoryLimitMiB" $memoryLimit "memoryRequestMiB" $memoryRequest) -}}
+{{- end -}}
+
+{{/*
+oso.crd reads a CRD's identity: (list $ pluginName file yaml), the file of the chart or, without
+one, the manifest itself. It returns {group, version, kind, plural, status} as YAML, or fails
+naming the value at fault.
+*/}}
+{{- define "oso.crd" -}}
+{{- $root := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $file := index . 2 -}}
+{{- $raw := index . 3 -}}
+{{- if $file -}}{{- $raw = $root.Files.Get $file -}}{{- end -}}
+{{- if not $raw -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s is not a file in the chart" $name $file) -}}
+{{- end -}}
+{{- $crdName := $file | default "hook.crdYAML" -}}
+{{- $crd := fromYaml $raw -}}
+{{- if ne ($crd.kind | default "") "CustomResourceDefinition" -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s is not a CustomResourceDefinition" $name $crdName) -}}
+{{- end -}}
+{{- $spec := $crd.spec | default dict -}}
+{{- $names := $spec.names | default dict -}}
+{{- $group := required (printf "pluginData.%s.hook.crd: %s has no spec.group" $name $crdName) $spec.group -}}
+{{- $kind := required (printf "pluginData.%s.hook.crd: %s has no spec.names.kind" $name $crdName) $names.kind -}}
+{{- $plural := required (printf "pluginData.%s.hook.crd: %s has no spec.names.plural" $name $crdName) $names.plural -}}
+{{- $storage := "" -}}
+{{- $status := false -}}
+{{- range $v := $spec.versions | default list -}}
+{{- if $v.storage -}}{{- $storage = $v.name -}}{{- end -}}
+{{- if and $v.subresources (hasKey $v.subresources "status") -}}{{- $status = true -}}{{- end -}}
+{{- end -}}
+{{- if not $storage -}}
+{{- fail (printf "pluginData.%s.hook.crd: %s has no storage version" $name $crdName) -}}
+{{- end -}}
+{{- toYaml (dict "group" $group "version" $storage "kind" $kind "plural" $plural "status" $status) -}}
 {{- end -}}
 
 {{/* Where plugins pulled from an OCI registry are kept: the cache volume, shared with the hooks. */}}

@@ -338,6 +338,9 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 			return ExitOK
 		}
 	}
+	if otherProfileCRs(ctx, kube, cfg, log) {
+		return ExitFail
+	}
 	var plan planner.Plan
 	if early != nil {
 		// Built ahead from the same metadata and environment, so from the same options.

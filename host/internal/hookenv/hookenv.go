@@ -63,6 +63,21 @@ type Config struct {
 	// Profile names the identifiers the hook works under (<P>_PROFILE): the finalizer it holds
 	// and the shape of the status it writes (docs/migrating.md).
 	Profile profile.Profile
+	// OtherAPIVersion and OtherResource name the same kind under the other profile's CRD
+	// (<P>_OTHER_CRD_API_VERSION, <P>_OTHER_CRD_RESOURCE); "" when unknown. A run refuses to act
+	// while CRs exist there too.
+	OtherAPIVersion, OtherResource string
+}
+
+// Other is the other profile's CRD as a Target without namespace or name; ok is false when the
+// configuration names none.
+func (c Config) Other() (group, version, plural string, ok bool) {
+	if c.OtherAPIVersion == "" {
+		return "", "", "", false
+	}
+	group, version, _ = strings.Cut(c.OtherAPIVersion, "/")
+	plural, _, _ = strings.Cut(c.OtherResource, ".")
+	return group, version, plural, true
 }
 
 // Group, Version and Plural address the CRD in API requests.
@@ -211,6 +226,15 @@ func Load(lookup LookupFunc, prefix, bindingName string) (c Config, err error) {
 	}
 	if c.Profile, err = LoadProfile(lookup, prefix); err != nil {
 		return Config{}, err
+	}
+	c.OtherAPIVersion, _ = lookup(prefix + "_OTHER_CRD_API_VERSION")
+	c.OtherResource, _ = lookup(prefix + "_OTHER_CRD_RESOURCE")
+	if (c.OtherAPIVersion == "") != (c.OtherResource == "") {
+		return Config{}, errorf(prefix+"_OTHER_CRD_API_VERSION", "and %s_OTHER_CRD_RESOURCE must be set together (the chart sets both)", prefix)
+	}
+	if g, v, pl, ok := c.Other(); ok && (g == "" || v == "" || pl == "") {
+		return Config{}, errorf(prefix+"_OTHER_CRD_API_VERSION", "and %s_OTHER_CRD_RESOURCE must name <group>/<version> and <plural>.<group>; got %q and %q",
+			prefix, c.OtherAPIVersion, c.OtherResource)
 	}
 	if c.APIVersion, err = Required(lookup, prefix+"_CRD_API_VERSION"); err != nil {
 		return Config{}, err

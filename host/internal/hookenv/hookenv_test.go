@@ -56,6 +56,12 @@ func TestLoad(t *testing.T) {
 		{name: "profile named as the default", set: map[string]string{"P_PROFILE": "openstack-sync"}, want: func(c *Config) {}},
 		{name: "unknown profile", set: map[string]string{"P_PROFILE": "rackspace"},
 			err: `P_PROFILE must be openstack-sync or understack; got "rackspace"`},
+		{name: "the other profile's CRD", set: map[string]string{"P_OTHER_CRD_API_VERSION": "neutron.understack.rackspace.net/v1alpha1",
+			"P_OTHER_CRD_RESOURCE": "neutronrouterflavors.neutron.understack.rackspace.net"}, want: func(c *Config) {
+			c.OtherAPIVersion, c.OtherResource = "neutron.understack.rackspace.net/v1alpha1", "neutronrouterflavors.neutron.understack.rackspace.net"
+		}},
+		{name: "the other profile's CRD half named", set: map[string]string{"P_OTHER_CRD_API_VERSION": "neutron.understack.rackspace.net/v1alpha1"},
+			err: "P_OTHER_CRD_API_VERSION and P_OTHER_CRD_RESOURCE must be set together"},
 		{name: "run budget off", set: map[string]string{"P_RUN_BUDGET": "0"}, want: func(c *Config) { c.RunBudget = 0 }},
 		{name: "bad run budget", set: map[string]string{"P_RUN_BUDGET": "soon"}, err: "P_RUN_BUDGET must be a number"},
 		{name: "negative readiness budget", set: map[string]string{"P_READY_BUDGET": "-1"}, err: "P_READY_BUDGET must be a number of seconds"},

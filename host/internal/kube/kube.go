@@ -180,3 +180,33 @@ func do(ctx context.Context, req *rest.Request) ([]byte, error) {
 	}
 	return nil, &kubeapi.APIError{Code: int(status.Status().Code), Body: text, Err: err}
 }
+
+// ListCRNames lists up to limit objects of the custom resource t names (its Name is ignored; an
+// empty Namespace lists every namespace) and returns them as namespace/name. A kind the API server
+// does not serve is an APIError with code 404.
+func (c *Client) ListCRNames(ctx context.Context, t kubeapi.Target, limit int) ([]string, error) {
+	path := []string{"/apis", t.Group, t.Version, t.Plural}
+	if t.Namespace != "" {
+		path = []string{"/apis", t.Group, t.Version, "namespaces", t.Namespace, t.Plural}
+	}
+	body, err := do(ctx, c.rest.Get().AbsPath(path...).Param("limit", fmt.Sprint(limit)))
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("listing %s.%s: %w", t.Plural, t.Group, err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, it := range list.Items {
+		names = append(names, it.Metadata.Namespace+"/"+it.Metadata.Name)
+	}
+	return names, nil
+}
