@@ -30,6 +30,7 @@ status=1
 cleanup() {
   set +e
   [ -n "${tagged_pid:-}" ] && kill "$tagged_pid" 2>/dev/null
+  [ -n "${collections_pid:-}" ] && kill "$collections_pid" 2>/dev/null
   if [ -f "$work/run/shell-operator.pid" ]; then
     so_pid=$(cat "$work/run/shell-operator.pid")
     # only if that pid is still our shell-operator, not a reused pid
@@ -101,8 +102,13 @@ fi
 set +e
 : >"$work/e2e.log"
 if [ -n "$contract" ]; then
+  # TestCollections holds the embedded cloud to the real one collection by collection: it makes
+  # only uniquely named objects and reads back only its own, so it runs beside test/e2e.
+  log "go test $contract -run TestCollections (real cloud, in the background, log $work/collections.log)"
+  (go test -count=1 -v -run TestCollections "$contract" >"$work/collections.log" 2>&1; echo $? >"$work/collections.rc") &
+  collections_pid=$!
   log "go test $contract (real cloud)"
-  go test -count=1 -v "$contract" 2>&1 | tee -a "$work/e2e.log"
+  go test -count=1 -v -skip TestCollections "$contract" 2>&1 | tee -a "$work/e2e.log"
   [ "${PIPESTATUS[0]}" = 0 ] || status_other=1
   # The plugins' own scenarios against the real Neutron and Ironic (create, then a converged pass
   # that writes nothing), each compiled .wasm through the real session; uniquely named, cleaned up.
@@ -121,6 +127,12 @@ log "running test/e2e"
   E2E_PLUGINS_DIR="$repo/bin/plugins" E2E_CLOUDS_YAML="$clouds" E2E_CLOUD=local-admin E2E_SYSTEM_CLOUD=local-system \
   E2E_WORK_DIR="$work/run" "$work/e2e.test" -test.v -test.timeout 25m ${E2E_ONLY_TEST_E2E:+${E2E_RUN:+-test.run "$E2E_RUN"}}) 2>&1 | tee -a "$work/e2e.log"
 status=${PIPESTATUS[0]}
+if [ -n "${collections_pid:-}" ]; then
+  wait "$collections_pid"; collections_pid=
+  log "the embedded cloud against the real one (TestCollections):"; grep -E '^\s*--- (PASS|FAIL|SKIP)|^(ok|FAIL)' "$work/collections.log" >&2
+  cat "$work/collections.log" >>"$work/e2e.log"
+  [ "$(cat "$work/collections.rc")" = 0 ] || status_other=1
+fi
 if [ -n "$tagged" ]; then
   wait "$tagged_pid"; tagged_pid=
   log "e2e-tagged packages:"; cat "$work/tagged.log"; cat "$work/tagged.log" >>"$work/e2e.log"

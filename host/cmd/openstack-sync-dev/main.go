@@ -23,11 +23,13 @@ import (
 func embeddedCloud(collections []string) ([]byte, string, func(), error) {
 	var cols []fakecloud.Collection
 	for _, s := range collections {
-		col, err := fakecloud.ParseCollection(s)
+		col, known, err := fakecloud.ParseCollection(s)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--collection: %w", err)
 		}
-		cols = append(cols, col)
+		if !known {
+			cols = append(cols, col)
+		}
 	}
 	c := fakecloud.New(fakecloud.Options{})
 	for _, col := range cols {
@@ -46,6 +48,9 @@ commands:
           complete hook passes of the openstack-sync binary against an in-process cloud and
           Kubernetes
   run --plugin <file> --embedded-cloud [--collection SERVICE:PATH:KEY[:notags]]... [--dry-run] CR.yaml...
+          (Keystone projects, domains, groups and roles and Neutron address scopes, address
+          groups, security groups and networks are always served, with the real services'
+          rules; --collection describes any other resource, generically)
           openstack-sync run (one hook pass without Kubernetes) against a fresh in-process cloud;
           --clouds works as well
 `

@@ -49,6 +49,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/osapi"
 )
 
 // Names of the clouds in CloudsYAML; the same names as the clouds.yaml hack/os-harness.sh writes,
@@ -120,6 +122,9 @@ type Cloud struct {
 	runbooks []*runbookRec
 	// collections are the authors' own (AddCollection).
 	collections []*collection
+	// known serves every collection whose real rules osapi holds (Keystone projects, Neutron
+	// address scopes, ...).
+	known *osapi.Store
 }
 
 type user struct {
@@ -174,6 +179,22 @@ func New(opts Options) *Cloud {
 	c.keystone = start(c.wrap(Identity, http.HandlerFunc(c.serveKeystone)))
 	c.neutron = start(c.wrap(Network, http.HandlerFunc(c.serveNeutron)))
 	c.ironic = start(c.wrap(Baremetal, http.HandlerFunc(c.serveIronic)))
+	c.known = osapi.New(osapi.Options{
+		URL: func(service string) string {
+			switch service {
+			case Identity:
+				return c.keystone.URL
+			case Network:
+				return c.neutron.URL
+			}
+			return c.ironic.URL
+		},
+		// The harness's bootstrap: the admin project first, then the service and demo projects.
+		Projects: []osapi.Project{
+			{ID: c.projects["admin"], Name: "admin", Description: "Bootstrap project for initializing the cloud."},
+			{ID: c.projects["service"], Name: "service"}, {ID: c.projects["demo"], Name: "demo"},
+		},
+	})
 	return c
 }
 
@@ -454,4 +475,35 @@ func pathSegments(path, prefix string) ([]string, bool) {
 		return nil, true
 	}
 	return strings.Split(rest, "/"), true
+}
+
+// serveKnown answers a request under a collection osapi knows; false when the path is not one.
+func (c *Cloud) serveKnown(service string, w http.ResponseWriter, r *http.Request, t *token) bool {
+	body, _ := io.ReadAll(r.Body)
+	resp, ok := c.known.Serve(osapi.Request{Service: service, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
+		RawQuery: r.URL.RawQuery, Body: body, Caller: osapi.Caller{ProjectID: t.projectID, Admin: t.isAdmin(), System: t.system}})
+	if !ok {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return false
+	}
+	switch {
+	case resp.Text != "":
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(resp.Status)
+		_, _ = io.WriteString(w, resp.Text)
+	case resp.Body != nil || resp.Null:
+		writeJSON(w, resp.Status, resp.Body)
+	default:
+		w.WriteHeader(resp.Status)
+	}
+	return true
+}
+
+// Known returns the objects of a collection osapi knows ("identity:projects"), oldest first.
+func (c *Cloud) Known(ref string) []map[string]any { return c.known.Objects(ref) }
+
+// AddKnown stores an object in a collection osapi knows without the API's checks (one made by
+// hand) and returns it as stored.
+func (c *Cloud) AddKnown(ref string, obj map[string]any) (map[string]any, error) {
+	return c.known.Add(ref, obj)
 }

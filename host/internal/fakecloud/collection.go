@@ -10,11 +10,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/osapi"
 )
 
 // Collection is a resource collection a plugin author registers so that a resource type the fake
-// does not know can be tested locally: generic JSON CRUD with Neutron's shapes and rules, on the
-// Neutron endpoint. What it does is what every Neutron resource does, nothing more:
+// does not know at all can be tested locally: generic JSON CRUD with Neutron's shapes, on the
+// Neutron endpoint. Unlike the collections the cloud knows (osapi: Keystone projects, Neutron
+// address scopes, networks, ...), which it always serves with the real service's rules, a generic
+// one predicts little of what the real service refuses. What it does is what every Neutron
+// resource does, nothing more:
 //
 //   - POST {"<key>": {...}} creates (201): the object as sent plus id, project_id, tenant_id,
 //     created_at, updated_at and revision_number (and tags: [] when Tags is on). An attribute
@@ -58,11 +63,18 @@ type collection struct {
 	objects []map[string]any
 }
 
+// ErrKnown is AddCollection's error for a collection the cloud already serves with the real
+// service's rules.
+var ErrKnown = errors.New("the embedded cloud already serves it with the real service's rules; declare nothing for it")
+
 // AddCollection serves a collection of the author's own; it fails for a bad description or a
-// path the fake already serves.
+// path the fake already serves (ErrKnown for one osapi knows).
 func (c *Cloud) AddCollection(col Collection) error {
 	if err := col.check(); err != nil {
 		return err
+	}
+	if r, ok := osapi.Lookup(Network, col.Path); ok {
+		return fmt.Errorf("collection %s (%s): %w", col.Path, r.Ref(), ErrKnown)
 	}
 	if col.Plural == "" {
 		col.Plural = col.Key + "s"
@@ -82,27 +94,40 @@ func (c *Cloud) AddCollection(col Collection) error {
 	return nil
 }
 
-// ParseCollection reads the command-line form SERVICE:PATH:KEY[:notags|:tags], e.g.
-// "network:v2.0/address-scopes:address_scope:notags"; tags are on unless notags is given.
-func ParseCollection(s string) (Collection, error) {
+// ParseCollection reads the command-line form of a collection. SERVICE:NAME names one the cloud
+// knows (identity:projects, network:address-scopes; osapi.Names lists them), which it always
+// serves: known is true and there is nothing to add. SERVICE:PATH:KEY[:notags|:tags] describes a
+// generic one, e.g. "network:v2.0/widgets:widget:notags"; tags are on unless notags is given.
+func ParseCollection(s string) (col Collection, known bool, err error) {
 	parts := strings.Split(s, ":")
+	if len(parts) == 2 {
+		if _, ok := osapi.Lookup(parts[0], parts[1]); ok {
+			return Collection{}, true, nil
+		}
+		return Collection{}, false, fmt.Errorf("collection %q is not one the embedded cloud knows (%s); describe another as "+
+			"SERVICE:PATH:KEY[:notags], which is served generically and predicts little", s, strings.Join(osapi.Names(), ", "))
+	}
 	if len(parts) < 3 || len(parts) > 4 {
-		return Collection{}, fmt.Errorf("collection %q: want SERVICE:PATH:KEY[:notags]", s)
+		return Collection{}, false, fmt.Errorf("collection %q: want SERVICE:NAME (a known collection) or SERVICE:PATH:KEY[:notags]", s)
+	}
+	if _, ok := osapi.Lookup(parts[0], strings.Trim(parts[1], "/")); ok {
+		return Collection{}, true, nil
 	}
 	if parts[0] != Network {
-		return Collection{}, fmt.Errorf("collection %q: only the %s service serves collections of your own", s, Network)
+		return Collection{}, false, fmt.Errorf("collection %q: only the %s service serves generic collections; the embedded cloud knows %s",
+			s, Network, strings.Join(osapi.Names(), ", "))
 	}
-	col := Collection{Path: strings.Trim(parts[1], "/"), Key: parts[2], Tags: true}
+	col = Collection{Path: strings.Trim(parts[1], "/"), Key: parts[2], Tags: true}
 	if len(parts) == 4 {
 		switch parts[3] {
 		case "notags":
 			col.Tags = false
 		case "tags":
 		default:
-			return Collection{}, fmt.Errorf("collection %q: the fourth field is tags or notags, not %q", s, parts[3])
+			return Collection{}, false, fmt.Errorf("collection %q: the fourth field is tags or notags, not %q", s, parts[3])
 		}
 	}
-	return col, col.check()
+	return col, false, col.check()
 }
 
 // Objects returns the objects of a registered collection (by its Path), oldest first.

@@ -18,36 +18,44 @@ func TestCollectionRegistration(t *testing.T) {
 		{Collection{Path: "address-scopes", Key: "address_scope"}, `want v2.0/<name>`},
 		{Collection{Path: "v2.0/address-scopes"}, "Key (the singular body key) is empty"},
 		{Collection{Path: "v2.0/flavors", Key: "flavor"}, "the fake already serves it"},
+		{Collection{Path: "v2.0/address-scopes", Key: "address_scope"}, "(network:address-scopes): the embedded cloud already serves it"},
 	}
 	for _, tc := range cases {
 		assert.ErrorContains(t, c.AddCollection(tc.col), tc.want)
 	}
-	require.NoError(t, c.AddCollection(Collection{Path: "v2.0/address-scopes", Key: "address_scope"}))
-	assert.ErrorContains(t, c.AddCollection(Collection{Path: "v2.0/address-scopes", Key: "x"}), "already registered")
+	assert.ErrorIs(t, c.AddCollection(Collection{Path: "v2.0/networks", Key: "network"}), ErrKnown)
+	require.NoError(t, c.AddCollection(Collection{Path: "v2.0/widgets", Key: "widget"}))
+	assert.ErrorContains(t, c.AddCollection(Collection{Path: "v2.0/widgets", Key: "x"}), "already registered")
 }
 
 func TestParseCollection(t *testing.T) {
 	cases := []struct {
-		in   string
-		want Collection
-		err  string
+		in    string
+		want  Collection
+		known bool
+		err   string
 	}{
-		{"network:v2.0/address-scopes:address_scope:notags", Collection{Path: "v2.0/address-scopes", Key: "address_scope"}, ""},
-		{"network:/v2.0/qos/policies:policy", Collection{}, "want v2.0/<name>"},
-		{"network:v2.0/things:thing", Collection{Path: "v2.0/things", Key: "thing", Tags: true}, ""},
-		{"network:v2.0/things:thing:tags", Collection{Path: "v2.0/things", Key: "thing", Tags: true}, ""},
-		{"compute:v2.1/servers:server", Collection{}, "only the network service"},
-		{"network:v2.0/things", Collection{}, "want SERVICE:PATH:KEY"},
-		{"network:v2.0/things:thing:maybe", Collection{}, `tags or notags, not "maybe"`},
+		{"identity:projects", Collection{}, true, ""},
+		{"network:address-scopes", Collection{}, true, ""},
+		{"network:v2.0/address-scopes:address_scope:notags", Collection{}, true, ""},
+		{"identity:widgets", Collection{}, false, `"identity:widgets" is not one the embedded cloud knows (identity:domains, identity:groups`},
+		{"network:/v2.0/qos/policies:policy", Collection{}, false, "want v2.0/<name>"},
+		{"network:v2.0/things:thing", Collection{Path: "v2.0/things", Key: "thing", Tags: true}, false, ""},
+		{"network:v2.0/things:thing:tags", Collection{Path: "v2.0/things", Key: "thing", Tags: true}, false, ""},
+		{"network:v2.0/things:thing:notags", Collection{Path: "v2.0/things", Key: "thing"}, false, ""},
+		{"compute:v2.1/servers:server", Collection{}, false, "only the network service serves generic collections"},
+		{"network:v2.0/things:thing:maybe:x", Collection{}, false, "want SERVICE:NAME"},
+		{"network:v2.0/things:thing:maybe", Collection{}, false, `tags or notags, not "maybe"`},
 	}
 	for _, tc := range cases {
-		got, err := ParseCollection(tc.in)
+		got, known, err := ParseCollection(tc.in)
 		if tc.err != "" {
 			assert.ErrorContains(t, err, tc.err, tc.in)
 			continue
 		}
 		require.NoError(t, err, tc.in)
 		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.known, known, tc.in)
 	}
 }
 
@@ -126,17 +134,17 @@ func TestCollectionCRUDWithTags(t *testing.T) {
 	assert.Len(t, c.Objects("v2.0/things"), 2)
 }
 
-// A resource without Neutron's tags (address scopes) refuses them everywhere, which is the bug
-// a plugin that assumed tags met only on a real cloud.
+// A generic collection declared without tags refuses them everywhere, as a real resource without
+// Neutron's tags does.
 func TestCollectionWithoutTags(t *testing.T) {
 	c := New(Options{})
 	defer c.Close()
-	require.NoError(t, c.AddCollection(Collection{Path: "v2.0/address-scopes", Key: "address_scope"}))
-	seeded := c.AddObject("v2.0/address-scopes", map[string]any{"name": "unowned", "ip_version": 4})
+	require.NoError(t, c.AddCollection(Collection{Path: "v2.0/widgets", Key: "widget"}))
+	seeded := c.AddObject("v2.0/widgets", map[string]any{"name": "unowned", "ip_version": 4})
 	admin, _ := login(t, c, "admin", "admin-secret", "admin")
-	url := c.NetworkURL() + "v2.0/address-scopes"
+	url := c.NetworkURL() + "v2.0/widgets"
 
-	code, doc := admin.do("POST", url, "", `{"address_scope": {"name": "s", "tags": ["owned"]}}`)
+	code, doc := admin.do("POST", url, "", `{"widget": {"name": "s", "tags": ["owned"]}}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, doc["NeutronError"].(map[string]any)["message"], "Unrecognized attribute(s) 'tags'")
 	code, _ = admin.do("GET", url+"?tags=owned", "", "")
@@ -145,10 +153,10 @@ func TestCollectionWithoutTags(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 	code, doc = admin.do("GET", url+"/"+seeded["id"].(string), "", "")
 	require.Equal(t, http.StatusOK, code)
-	assert.NotContains(t, doc["address_scope"], "tags")
+	assert.NotContains(t, doc["widget"], "tags")
 
 	system, _ := login(t, c, "admin", "admin-secret", "")
 	code, doc = system.do("GET", url, "", "")
 	assert.Equal(t, http.StatusOK, code)
-	assert.Empty(t, doc["address_scopes"], "a system-scoped token lists nothing")
+	assert.Empty(t, doc["widgets"], "a system-scoped token lists nothing")
 }

@@ -73,6 +73,7 @@ func (c *Cloud) serveNeutron(w http.ResponseWriter, r *http.Request) {
 		c.neutronRouters(w, r, t, seg[1:])
 	case seg[0] == "network_segment_ranges" && len(seg) <= 2:
 		c.neutronRanges(w, r, t, seg[1:])
+	case c.serveKnown(Network, w, r, t):
 	case c.serveCollection(w, r, t, seg):
 	default:
 		neutronError(w, http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")

@@ -1,0 +1,290 @@
+package osapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Caller is who sends a request, as its token says.
+type Caller struct {
+	// ProjectID is the token's project; "" for a system-scoped token.
+	ProjectID string
+	// Admin: the token has the admin role.
+	Admin bool
+	// System: the token is system-scoped.
+	System bool
+}
+
+// Request is one API request to a collection.
+type Request struct {
+	// Service is the catalog type of the endpoint it was sent to.
+	Service string
+	Method  string
+	// Path is below the service endpoint, without a leading slash: "v3/projects/abc".
+	Path  string
+	Query url.Values
+	// RawQuery is the query as sent (Keystone echoes it in its links); default Query encoded.
+	RawQuery string
+	Body     []byte
+	// Caller is who sent it.
+	Caller Caller
+}
+
+// Response is the store's answer.
+type Response struct {
+	Status int
+	// Body is the JSON answer; nil sends none (Null sends "null").
+	Body any
+	Null bool
+	// Text, when set, is sent as a plain-text body instead (a server error page).
+	Text string
+}
+
+// Project is a Keystone project the store starts with.
+type Project struct {
+	ID, Name, Description string
+}
+
+// Options configure a Store.
+type Options struct {
+	// URL returns the endpoint of a service without a trailing slash, for the links Keystone puts
+	// in its answers (e.g. "http://127.0.0.1:5000").
+	URL func(service string) string
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Projects are Keystone's projects at start (the cloud's admin, demo and service projects).
+	Projects []Project
+	// Roles are Keystone's global roles at start, by name and id.
+	Roles map[string]string
+}
+
+// Store holds the objects of every known collection and answers requests to them as the real
+// services would. It is safe for concurrent use.
+type Store struct {
+	opts Options
+	mu   sync.Mutex
+	// objs holds each collection's objects by Resource.Ref, oldest first.
+	objs map[string][]map[string]any
+	// declared are generic collections declared at run time (Declare).
+	declared []*Resource
+}
+
+// New returns a store holding what a fresh cloud holds: Keystone's default domain, the given
+// projects and roles, and nothing else.
+func New(o Options) *Store {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.URL == nil {
+		o.URL = func(string) string { return "http://localhost" }
+	}
+	s := &Store{opts: o, objs: map[string][]map[string]any{}}
+	s.seedKeystone()
+	return s
+}
+
+// Serve answers a request under a known or declared collection; false when the path is not one.
+func (s *Store) Serve(req Request) (Response, bool) {
+	r, rest, ok := route(req.Service, req.Path, s.declaredResources())
+	if !ok {
+		return Response{}, false
+	}
+	if req.Query == nil {
+		req.Query = url.Values{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return r.dialect.serve(s, r, req, rest), true
+}
+
+// Declare serves a Neutron collection openstack-sync knows no rules for, generically: Neutron's
+// rules for a resource with a name, a description and an owner, and nothing the real resource
+// may add. It is what a plugin for such a resource can be tested against, and predicts little.
+func (s *Store) Declare(path, key string) (*Resource, error) {
+	path = strings.Trim(path, "/")
+	if _, _, ok := route(Network, path, s.declaredResources()); ok {
+		return nil, fmt.Errorf("osapi: %s is served already", path)
+	}
+	name := path[strings.LastIndex(path, "/")+1:]
+	r := neutronResource(&Resource{Name: name, Key: key, Noun: strings.ReplaceAll(key, "_", " "), PolicyName: key,
+		ProjectKey: "project_id", NotFoundType: "HTTPNotFound", NotFound: "The resource " + key + " %s could not be found.",
+		Fields: append([]Field{neutronID(), neutronName(), neutronProject("project_id")}, neutronStandard()...)})
+	r.Path = path
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.declared = append(s.declared, r)
+	return r, nil
+}
+
+func (s *Store) declaredResources() []*Resource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.declared)
+}
+
+// lookup finds a known or declared collection by its reference.
+func (s *Store) lookup(ref string) (*Resource, bool) {
+	if r, ok := registry[ref]; ok {
+		return r, true
+	}
+	for _, r := range s.declaredResources() {
+		if r.Ref() == ref {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// route finds the collection a path is under and the segments below it.
+func route(service, path string, declared []*Resource) (*Resource, []string, bool) {
+	path = strings.Trim(path, "/")
+	for _, r := range slices.Concat(slices.Collect(maps.Values(registry)), declared) {
+		if r.Service != service {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(path, r.Path); ok && (rest == "" || rest[0] == '/') {
+			rest = strings.Trim(rest, "/")
+			if rest == "" {
+				return r, nil, true
+			}
+			return r, strings.Split(rest, "/"), true
+		}
+	}
+	return nil, nil, false
+}
+
+// Objects returns copies of a collection's objects ("service:name"), oldest first.
+func (s *Store) Objects(ref string) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, o := range s.objs[ref] {
+		out = append(out, cloneJSON(o))
+	}
+	return out
+}
+
+// Add stores an object in a collection without the API's checks (one made by hand, or no
+// operator's), filling what the service fills, and returns it.
+func (s *Store) Add(ref string, obj map[string]any) (map[string]any, error) {
+	r, ok := s.lookup(ref)
+	if !ok {
+		return nil, fmt.Errorf("osapi: no collection %s", ref)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := cloneJSON(obj)
+	r.dialect.fill(s, r, o, Caller{Admin: true, ProjectID: s.adminProject()})
+	s.objs[ref] = append(s.objs[ref], o)
+	return cloneJSON(o), nil
+}
+
+// MarshalJSON saves every collection's objects, so a later store can carry on (`run --state`).
+func (s *Store) MarshalJSON() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Marshal(s.objs)
+}
+
+// UnmarshalJSON replaces every collection's objects with saved ones.
+func (s *Store) UnmarshalJSON(b []byte) error {
+	var objs map[string][]map[string]any
+	if err := json.Unmarshal(b, &objs); err != nil {
+		return err
+	}
+	for ref := range objs {
+		if _, ok := s.lookup(ref); !ok {
+			return fmt.Errorf("osapi: saved state names no known or declared collection %q", ref)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objs = objs
+	return nil
+}
+
+// dialect is how one service's API behaves.
+type dialect interface {
+	// serve answers a request under r; rest are the path segments below the collection.
+	serve(s *Store, r *Resource, req Request, rest []string) Response
+	// fill completes an object stored without the API (Add) as a create would.
+	fill(s *Store, r *Resource, obj map[string]any, c Caller)
+}
+
+func (s *Store) list(r *Resource) []map[string]any { return s.objs[r.Ref()] }
+
+func (s *Store) find(r *Resource, id string) map[string]any {
+	for _, o := range s.objs[r.Ref()] {
+		if o["id"] == id {
+			return o
+		}
+	}
+	return nil
+}
+
+func (s *Store) insert(r *Resource, obj map[string]any) {
+	s.objs[r.Ref()] = append(s.objs[r.Ref()], obj)
+}
+
+func (s *Store) remove(r *Resource, id string) {
+	s.objs[r.Ref()] = slices.DeleteFunc(s.objs[r.Ref()], func(o map[string]any) bool { return o["id"] == id })
+}
+
+// adminProject is the id of the cloud's admin project (the first seeded).
+func (s *Store) adminProject() string {
+	if len(s.opts.Projects) > 0 {
+		return s.opts.Projects[0].ID
+	}
+	return ""
+}
+
+// hexID is a Keystone-shaped id, 32 hex digits.
+func hexID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// uuid4 is a random RFC 4122 version 4 UUID, the id shape Neutron uses.
+func uuid4() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func cloneJSON[T any](v T) T {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("osapi: not JSON: %v", err))
+	}
+	var out T
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// decodeJSON decodes a request body; numbers stay float64 as encoding/json makes them.
+func decodeJSON(b []byte) (any, error) {
+	var v any
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+// ordinal reads an integral JSON number.
+func ordinal(v any) (int, bool) {
+	f, ok := v.(float64)
+	if !ok || f != float64(int(f)) {
+		return 0, false
+	}
+	return int(f), true
+}
