@@ -17,6 +17,10 @@ import (
 // rather than encoding/json, whose per-byte scanner costs far more in the sandbox.
 func DecodeJSON(data []byte, v any) error { return decodeJSON(data, v, false) }
 
+// DecodeJSONStrict is DecodeJSON that refuses an object key the target struct does not declare,
+// as ReconcileRequest.DecodeSpec does (the error names the key).
+func DecodeJSONStrict(data []byte, v any) error { return decodeJSON(data, v, true) }
+
 // decodeJSON decodes b into v (a pointer) as json.Unmarshal does; with disallowUnknown, as a
 // json.Decoder with DisallowUnknownFields decoding one value does. Plain JSON (see decodePlain)
 // into plain Go types (structs with json tags, strings, bools, numbers, slices, string-keyed maps,

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 )
@@ -31,10 +32,16 @@ type Fields[R, F any] struct {
 
 // DecodeFields reads the shared fields from a CR's spec JSON and its status, and checks what the
 // CRD's validation rules also check, so a CR applied before the rules existed gets the same error.
+// A field neither Spec nor R or F declares is an error naming it, as ReconcileRequest.DecodeSpec
+// makes it: the API server prunes what the CRD does not declare, so one that arrives means the CRD
+// and the plugin are out of step, or the CR never went through the API server.
 func DecodeFields[R, F any](spec json.RawMessage, status map[string]any) (*Fields[R, F], error) {
 	f := &Fields[R, F]{}
 	if len(spec) > 0 {
-		if err := pdk.DecodeJSON(spec, &f.Spec); err != nil {
+		if err := pdk.DecodeJSONStrict(spec, &f.Spec); err != nil {
+			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				return nil, fmt.Errorf("spec: unknown field %s: declare it in the plugin's spec type and the CRD, or remove it from the CR", name)
+			}
 			return nil, fmt.Errorf("spec: %w", err)
 		}
 	}

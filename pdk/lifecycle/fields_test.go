@@ -37,11 +37,15 @@ func TestDecodeFields(t *testing.T) {
 		{name: "unknown onDelete", spec: `{"resource":{},"managedOptions":{"onDelete":"orphan"}}`, err: `delete or detach; got "orphan"`},
 		{name: "managedOptions on unmanaged", spec: `{"managementPolicy":"unmanaged","import":{"id":"x"},"managedOptions":{}}`, err: "only to spec.managementPolicy managed"},
 		{name: "not JSON", spec: `[`, err: "spec:"},
+		{name: "unknown field", spec: `{"resource":{"Name":"web"},"resorce":{}}`,
+			err: `spec: unknown field "resorce": declare it in the plugin's spec type and the CRD, or remove it from the CR`},
+		{name: "unknown resource field", spec: `{"resource":{"Name":"web","Colour":"red"}}`, err: `spec: unknown field "Colour"`},
+		{name: "unknown filter field", spec: `{"managementPolicy":"unmanaged","import":{"filter":{"Size":1}}}`, err: `spec: unknown field "Size"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			slow := pdktest.SlowDecodes()
 			f, err := lifecycle.DecodeFields[widgetSpec, widgetFilter](json.RawMessage(tc.spec), tc.status)
-			if tc.spec != "[" {
+			if tc.err == "" {
 				assert.Equal(t, slow, pdktest.SlowDecodes(), "a plain spec takes the PDK's own decoder")
 			}
 			if tc.err != "" {
