@@ -155,4 +155,6 @@ func TestAdmission(t *testing.T) {
 	have, err := json.Marshal(got.Status)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(have), "every lifecycle status field survives the API server")
+
+	t.Run("generated", func(t *testing.T) { checkGeneratedCRDs(t, a) })
 }

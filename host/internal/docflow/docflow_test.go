@@ -169,14 +169,14 @@ func TestWritingPluginsCommands(t *testing.T) {
 
 	cloud := fakecloud.New(fakecloud.Options{})
 	t.Cleanup(cloud.Close)
-	require.NoError(t, cloud.AddCollection(fakecloud.Collection{Path: "v2.0/address-scopes", Key: "address_scope"}))
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 
 	fixtures := filepath.Join(work, "fixtures")
 	require.NoError(t, os.MkdirAll(fixtures, 0o755))
 	cr := func(name string) string {
-		return fmt.Sprintf("apiVersion: example.org/v1alpha1\nkind: NeutronAddressScope\nmetadata: {name: %s}\nspec: {name: %s}\n", name, name)
+		return fmt.Sprintf("apiVersion: example.org/v1alpha1\nkind: NeutronAddressScope\nmetadata: {name: %s}\n"+
+			"spec: {resource: {name: %s, ip_version: 4}}\n", name, name)
 	}
 	for name, body := range map[string]string{
 		"clouds.yaml": strings.Replace(cloud.CloudsYAML(), "  "+fakecloud.AdminCloud+":", "  mycloud:", 1),
