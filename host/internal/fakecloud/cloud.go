@@ -120,6 +120,7 @@ type Cloud struct {
 	routers  []*routerRec
 	ranges   []*rangeRec
 	runbooks []*runbookRec
+	pools    []*subnetPoolRec
 	// collections are the authors' own (AddCollection).
 	collections []*collection
 	// known serves every collection whose real rules osapi holds (Keystone projects, Neutron

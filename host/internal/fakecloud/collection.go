@@ -80,7 +80,7 @@ func (c *Cloud) AddCollection(col Collection) error {
 		col.Plural = col.Key + "s"
 	}
 	name := strings.TrimPrefix(col.Path, "v2.0/")
-	if slices.Contains([]string{"flavors", "service_profiles", "routers", "network_segment_ranges", "extensions"}, name) {
+	if slices.Contains([]string{"flavors", "service_profiles", "routers", "network_segment_ranges", "extensions", "subnetpools"}, name) {
 		return fmt.Errorf("collection %s: the fake already serves it", col.Path)
 	}
 	c.mu.Lock()

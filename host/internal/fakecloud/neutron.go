@@ -73,6 +73,9 @@ func (c *Cloud) serveNeutron(w http.ResponseWriter, r *http.Request) {
 		c.neutronRouters(w, r, t, seg[1:])
 	case seg[0] == "network_segment_ranges" && len(seg) <= 2:
 		c.neutronRanges(w, r, t, seg[1:])
+	case seg[0] == "subnetpools" && len(seg) <= 3:
+		c.neutronSubnetPools(w, r, t, seg[1:])
+	case c.scopeInUse(w, r, seg):
 	case c.serveKnown(Network, w, r, t):
 	case c.serveCollection(w, r, t, seg):
 	default:
@@ -105,7 +108,7 @@ func (c *Cloud) neutronRefusesSystemScope(w http.ResponseWriter, r *http.Request
 
 func (c *Cloud) neutronExtensions(w http.ResponseWriter) {
 	var exts []any
-	for _, a := range []string{"flavors", "l3-flavors", "network-segment-range", "router", "segment", "subnet_allocation"} {
+	for _, a := range []string{"address-scope", "flavors", "l3-flavors", "network-segment-range", "router", "segment", "subnet_allocation"} {
 		exts = append(exts, map[string]any{"alias": a, "name": a, "description": a})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"extensions": exts})

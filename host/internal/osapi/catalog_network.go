@@ -76,8 +76,17 @@ func networkResources() []*Resource {
 					Samples: []any{4}, Doc: "4 or 6; fixed at creation."},
 			},
 			checkCreate: adminOnlyTrue("create", "address_scope", "shared"),
-			checkUpdate: func(_, ch map[string]any, c Caller) *Response {
-				return adminOnlyTrue("update", "address_scope", "shared")(ch, c)
+			checkUpdate: func(old, ch map[string]any, c Caller) *Response {
+				if r := adminOnlyTrue("update", "address_scope", "shared")(ch, c); r != nil {
+					return r
+				}
+				// Sharing is one-way (the contract suite's neutron-subnet-pools.yaml shows it on
+				// the real service).
+				if old["shared"] == true && ch["shared"] == false {
+					r := nerr(http.StatusBadRequest, "AddressScopeUpdateError", "Unable to update address scope %s : Shared address scope can't be unshared.", old["id"])
+					return &r
+				}
+				return nil
 			},
 		}),
 		neutronResource(&Resource{
