@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakenautobot"
 )
 
 // Collection is a resource collection of your own the in-process cloud serves (generic JSON CRUD
@@ -102,7 +103,16 @@ type Suite struct {
 	IronicMaxVersion string `json:"ironicMaxVersion,omitempty"`
 	// LongString is the length of the very long strings of the bad specs; default 256 KiB.
 	LongString int `json:"longString,omitempty"`
+	// Nautobot, when set, is an in-process Nautobot allow-listed for the plugin (a source
+	// outside OpenStack, docs/abi.md section 8) for CRs that name one in spec.nautobot: the kit
+	// points their spec.nautobot.url at it and serves the token their tokenSecretRef names.
+	Nautobot *Nautobot `json:"nautobot,omitempty"`
 }
+
+// Nautobot is the IPAM of the kit's in-process Nautobot (host/internal/fakenautobot): its site
+// (the hook's SITE), locations (name, parent) and prefixes (id, prefix, type, status, namespace,
+// tags, locations).
+type Nautobot = fakenautobot.Seed
 
 // Load reads a suite from a YAML (or JSON) file with the fields of Suite.
 func Load(path string) (Suite, error) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
@@ -220,6 +221,9 @@ type kit struct {
 	made map[string][]madeResource
 	// memoDir, when set, turns the convergence memo on for the passes (the memo part).
 	memoDir string
+	// sources and secrets serve the suite's Nautobot to the passes (startNautobot).
+	sources []hookenv.Source
+	secrets map[string]map[string][]byte
 }
 
 type madeResource struct{ service, path, microversion string }
@@ -241,6 +245,7 @@ func (k *kit) start(t *part) {
 	}
 	k.clouds = []byte(k.cloud.CloudsYAML())
 	k.owned, k.state = map[string][]string{}, map[string]map[string]any{}
+	k.startNautobot(t)
 	s := k.session(t)
 	for _, u := range k.Unowned {
 		req := plugin.Request{Service: u.Service, Method: cmp.Or(u.Method, http.MethodPost), Path: strings.TrimPrefix(u.Path, "/"),
@@ -314,7 +319,8 @@ func (k *kit) pass(t *part, live, deleted []string) runcmd.Outcome {
 	}
 	var log bytes.Buffer
 	out, err := runcmd.Pass{Plugin: k.Plugin, Clouds: k.clouds, Cloud: k.cloudName(), Namespace: "conformance", Prune: true,
-		Set: k.Settings, Live: objs(live), Deleted: objs(deleted), Log: &log, LogLevel: "info", MemoDir: k.memoDir}.Run(context.Background())
+		Set: k.Settings, Live: objs(live), Deleted: objs(deleted), Log: &log, LogLevel: "info", MemoDir: k.memoDir,
+		Sources: k.sources, Secrets: k.secrets}.Run(context.Background())
 	if err != nil {
 		t.Fatalf("conformance: running the hook: %v", err)
 	}
@@ -617,7 +623,7 @@ func (k *kit) badSpecs(t *part) {
 		t.Fatalf("loading the plugin: %v", err)
 	}
 	defer p.Close(ctx)
-	s := k.session(t)
+	s := k.withSources(t, k.session(t))
 	reconcile := func(name string, spec map[string]any) (plugin.Result, error) {
 		cache, err := p.NewCache(ctx)
 		if err != nil {

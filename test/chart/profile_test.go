@@ -30,6 +30,7 @@ func TestProfileSwitch(t *testing.T) {
 		{"IRONIC_RUNBOOK", "understack", "crds/understack/ironic.understack.rackspace.net_ironicrunbooks.yaml", "crds/ironic.openstack-sync.io_ironicrunbooks.yaml"},
 		{"NEUTRON_ROUTER_FLAVOR", "understack", "crds/understack/neutron.understack.rackspace.net_neutronrouterflavors.yaml", "crds/neutron.openstack-sync.io_neutronrouterflavors.yaml"},
 		{"NEUTRON_SEGMENT_RANGE", "", "crds/neutron.openstack-sync.io_neutronsegmentranges.yaml", "crds/understack/neutron.understack.rackspace.net_neutronsegmentranges.yaml"},
+		{"NEUTRON_SUBNET_POOL", "understack", "crds/understack/neutron.understack.rackspace.net_neutronsubnetpools.yaml", "crds/neutron.openstack-sync.io_neutronsubnetpools.yaml"},
 		{"OPENSTACK_PROBE", "understack", "crds/understack/openstack.understack.rackspace.net_openstackplaceholders.yaml", ""},
 	} {
 		crd := readCRD(t, filepath.Join(chartDir, c.crd))

@@ -19,6 +19,8 @@ type crdSpec struct {
 	file, group, kind, plural, short, plugin string
 	// lifecycle marks a plugin built on pdk/lifecycle: its status also holds id and resource.
 	lifecycle bool
+	// extraStatus are the status keys the plugin adds (Result.ExtraStatus), read from its sources.
+	extraStatus []string
 }
 
 // pluginDirs are the repository's plugins: each directory of plugins-wasm/ with a main package
@@ -55,6 +57,28 @@ func sourcesMatch(t *testing.T, dir string, re *regexp.Regexp) bool {
 	return false
 }
 
+// extraStatusRE finds the keys a plugin puts in Result.ExtraStatus.
+var extraStatusRE = regexp.MustCompile(`ExtraStatus\s*[:=]\s*map\[string\]any\{"([A-Za-z_]+)"`)
+
+// sourcesFind returns the first submatch of re in each of a plugin's source files.
+func sourcesFind(t *testing.T, dir string, re *regexp.Regexp) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "_test.go") || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		for _, m := range re.FindAllSubmatch(raw, -1) {
+			out = append(out, string(m[1]))
+		}
+	}
+	return out
+}
+
 var (
 	probeRE     = regexp.MustCompile(`Probe:\s+true|\\"probe\\":true`)
 	lifecycleRE = regexp.MustCompile(`"github.com/openstack-sync/openstack-sync/pdk/lifecycle"`)
@@ -84,6 +108,7 @@ func wantCRDs(t *testing.T) []crdSpec {
 		}
 		require.NotEmpty(t, c.plugin, "%s: no plugin of plugins-wasm/ or plugins-c/ is named after the plural %s", f, plural)
 		c.lifecycle = sourcesMatch(t, plugins[c.plugin], lifecycleRE)
+		c.extraStatus = sourcesFind(t, plugins[c.plugin], extraStatusRE)
 		out = append(out, c)
 	}
 	return out
@@ -179,7 +204,7 @@ func TestCRDs(t *testing.T) {
 			for _, f := range []string{"secretName", "cloudName"} {
 				assert.EqualValues(t, 1, dig(t, creds, "properties", f, "minLength"), "cloudCredentialsRef.%s", f)
 			}
-			checkStatusSchema(t, dig(t, schema, "properties", "status"), c.lifecycle)
+			checkStatusSchema(t, dig(t, schema, "properties", "status"), c.lifecycle, c.extraStatus)
 			if c.lifecycle {
 				props := dig(t, specSchema, "properties")
 				assert.Equal(t, []any{"managed", "unmanaged"}, dig(t, props, "managementPolicy", "enum"))
@@ -192,7 +217,7 @@ func TestCRDs(t *testing.T) {
 // checkStatusSchema asserts every field the host writes is declared (docs/contract.md Decision 2): a field
 // the schema does not declare is pruned on write, the "status is current" check never succeeds
 // and the hook re-patches the status every run.
-func checkStatusSchema(t *testing.T, status any, lifecycle bool) {
+func checkStatusSchema(t *testing.T, status any, lifecycle bool, extra []string) {
 	t.Helper()
 	props := dig(t, status, "properties")
 	want := []string{"conditions", "lastSyncTime", "message", "observedGeneration", "syncStatus"}
@@ -200,7 +225,9 @@ func checkStatusSchema(t *testing.T, status any, lifecycle bool) {
 		want = []string{"conditions", "id", "lastSyncTime", "message", "observedGeneration", "resource", "syncStatus"}
 		assert.Equal(t, []any{"Synced", "Progressing", "Failed"}, dig(t, props, "syncStatus", "enum"))
 	}
-	assert.Equal(t, want, keys(props))
+	want = append(want, extra...)
+	sort.Strings(want)
+	assert.Equal(t, want, keys(props), "every key the host or the plugin (ExtraStatus) writes is declared, and nothing else")
 	assert.Equal(t, "integer", dig(t, props, "observedGeneration", "type"))
 	conds := dig(t, props, "conditions")
 	assert.Equal(t, "map", dig(t, conds, "x-kubernetes-list-type"))

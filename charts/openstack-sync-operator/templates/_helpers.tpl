@@ -163,6 +163,11 @@ profile's CRD is named too, so a hook refuses to act while CRs of both exist. */
 {{- if kindIs "slice" $plugin.grants -}}
 {{- $_ := set $env (printf "%s_GRANTS" $p) (toJson $plugin.grants) -}}
 {{- end -}}
+{{- /* The sources outside OpenStack the operator allow-lists for the plugin (docs/abi.md
+       section 8): no secret, so they travel as the hook variable the host reads. */ -}}
+{{- with $pd.sources -}}
+{{- $_ := set $env (printf "%s_SOURCES" $p) (toJson .) -}}
+{{- end -}}
 {{- range $k := keys ($hook.env | default dict) | sortAlpha -}}
 {{- $n := printf "%s_%s" $p $k -}}
 {{- if hasKey $env $n -}}

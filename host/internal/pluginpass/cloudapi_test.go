@@ -75,8 +75,8 @@ func (e *env) cleanupReal() {
 		switch {
 		case strings.HasPrefix(c.path, "/v2.0/routers/"):
 			return 0
-		case strings.HasPrefix(c.path, "/v2.0/flavors/"):
-			return 1
+		case strings.HasPrefix(c.path, "/v2.0/flavors/"), strings.HasPrefix(c.path, "/v2.0/subnetpools/"):
+			return 1 // a pool before its address scope: Neutron keeps a scope in use
 		}
 		return 2
 	}
@@ -137,6 +137,12 @@ func (e *env) namesOnCloud(cloud string) []string {
 		e.call(cloud, plugin.Request{Service: "baremetal", Method: "GET", Path: "v1/runbooks", Microversion: runbookAPI}, &body)
 		for _, r := range body.Runbooks {
 			names = append(names, r.Name)
+		}
+	case "neutron-subnet-pools":
+		var body struct{ Subnetpools []struct{ Name string } }
+		e.call(cloud, plugin.Request{Service: "network", Method: "GET", Path: "v2.0/subnetpools"}, &body)
+		for _, p := range body.Subnetpools {
+			names = append(names, p.Name)
 		}
 	default:
 		e.t.Fatalf("no prune guard for plugin %s", e.plugin)

@@ -27,6 +27,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/source"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
@@ -81,6 +82,8 @@ type env struct {
 	sessions map[string]plugin.Session
 	// failStatus makes every status write of the next runs fail, as an API server outage would.
 	failStatus bool
+	// sourceTimeout bounds one request to a source outside OpenStack (0: the host's default).
+	sourceTimeout time.Duration
 }
 
 // failingStatus is a Kubernetes client whose status writes fail.
@@ -242,8 +245,9 @@ func (e *env) run(ctxs []any) int {
 			}
 			return failingStatus{k}, nil
 		},
-		NewConnector: func(secrets hook.SecretReader, _ hook.ConnectorOptions, log *slog.Logger) plugin.Connector {
-			return recordingConnector{openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1}), e.rec, true}
+		NewConnector: func(secrets hook.SecretReader, co hook.ConnectorOptions, log *slog.Logger) plugin.Connector {
+			return source.WrapConnector(recordingConnector{openstack.NewConnector(secrets, openstack.Options{Logger: log, Plugin: e.plugin, MaxAttempts: 1}), e.rec, true},
+				secrets, co.Sources, source.Options{Logger: log, Plugin: e.plugin, Prefix: co.Prefix, MaxAttempts: 1, RequestTimeout: e.sourceTimeout})
 		},
 		Sleep: func(context.Context, time.Duration) error { return nil },
 	}

@@ -63,6 +63,7 @@ func (r *recorder) owns(service, path string) bool {
 var collections = map[string]string{
 	"/v2.0/flavors": "flavor", "/v2.0/service_profiles": "service_profile", "/v2.0/routers": "router",
 	"/v2.0/network_segment_ranges": "network_segment_range", "/v1/runbooks": "",
+	"/v2.0/subnetpools": "subnetpool", "/v2.0/address-scopes": "address_scope",
 }
 
 func (r *recorder) noteCreated(cloud string, req plugin.Request, path string, resp *plugin.Response) {

@@ -26,6 +26,9 @@ var scenarios = []scenario{
 		fakeOnly: "runbook traits and description need Ironic API 1.112; Debian 13's Ironic (the harness) offers 1.96"},
 	{plugin: "ironic-runbooks", name: "adopts-unowned-refuses-invalid-name", run: runbookAdoptionAndInvalidName},
 	{plugin: "ironic-runbooks", name: "prune-orphan-unowned-in-use", run: runbookPrune},
+	{plugin: "neutron-subnet-pools", name: "scopes-create-adopt-byid-grow-note-adopt-prune", run: subnetPoolLifecycle},
+	{plugin: "neutron-subnet-pools", name: "faults-fail-the-cr-write-nothing-skip-prune", run: subnetPoolFaults,
+		fakeOnly: "the faults are Nautobot's, the Secret's and the CR's URL; Neutron is never reached (asserted on the fake)"},
 }
 
 // TestScenarios plays every scenario against the in-process cloud.
