@@ -127,6 +127,18 @@ func TestAdmission(t *testing.T) {
 		})
 	}
 
+	// A plugin's extra status (the subnet pools' prefixes and their Nautobot links) survives too.
+	prefixes := map[string]any{"status": map[string]any{"prefixes": []any{map[string]any{"id": "2bc3ecab-b6dc-46cd-9bd4-1c0ea8a07f87",
+		"cidr": "10.0.0.0/24", "url": "https://nautobot.example.com/ipam/prefixes/2bc3ecab-b6dc-46cd-9bd4-1c0ea8a07f87/"}}}}
+	raw, err := json.Marshal(prefixes)
+	require.NoError(t, err)
+	a.must("patch", "nsp", "public-ip-pool", "-n", "openstack", "--subresource=status", "--type=merge", "-p", string(raw))
+	var pool struct {
+		Status map[string]any `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(a.must("get", "nsp", "public-ip-pool", "-n", "openstack", "-o", "json")), &pool))
+	assert.Equal(t, prefixes["status"].(map[string]any)["prefixes"], pool.Status["prefixes"], "status.prefixes is declared")
+
 	// A lifecycle plugin's status (status.id, status.resource, Available and Progressing) is
 	// declared too: were any of it pruned, the host would find it stale and re-patch every run.
 	lifecycleStatus := map[string]any{

@@ -1,6 +1,7 @@
 // Command openstack-sync-dev holds what a developer runs and production never should: the demo,
 // with its in-process OpenStack (fakecloud), Kubernetes (fakekube) and shell-operator simulator,
-// and `run --embedded-cloud`, one hook pass against the in-process OpenStack.
+// and `run --embedded-cloud`, one hook pass against the in-process OpenStack (with
+// --embedded-nautobot, the in-process Nautobot too).
 // It drives the production binary, openstack-sync, as the hook; keeping the fakes here keeps them
 // out of that binary.
 package main
@@ -11,10 +12,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/demo"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakenautobot"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
 )
 
@@ -41,6 +46,27 @@ func embeddedCloud(collections []string) ([]byte, string, func(), error) {
 	return []byte(c.CloudsYAML()), fakecloud.AdminCloud, c.Close, nil
 }
 
+// embeddedNautobot starts the in-process Nautobot of `run --embedded-nautobot` with a seed file's
+// IPAM, points the specs at it and accepts the tokens of the Secrets they name.
+func embeddedNautobot(seedFile string, specs []map[string]any, secrets map[string]map[string][]byte) (string, string, func(), error) {
+	raw, err := os.ReadFile(seedFile)
+	if err != nil {
+		return "", "", nil, err
+	}
+	var seed fakenautobot.Seed
+	if err := yaml.UnmarshalStrict(raw, &seed); err != nil {
+		return "", "", nil, fmt.Errorf("%s: %w", seedFile, err)
+	}
+	nb := fakenautobot.New()
+	nb.Load(seed)
+	for _, ref := range nb.PointSpecs(specs) {
+		if v, ok := secrets[ref.Secret][ref.Key]; ok {
+			nb.AddToken(fakenautobot.Token{Key: strings.TrimSpace(string(v))})
+		}
+	}
+	return nb.URL(), seed.Site, nb.Close, nil
+}
+
 const usage = `usage: openstack-sync-dev <command> [arguments]
 
 commands:
@@ -52,7 +78,7 @@ commands:
           groups, security groups and networks are always served, with the real services'
           rules; --collection describes any other resource, generically)
           openstack-sync run (one hook pass without Kubernetes) against a fresh in-process cloud;
-          --clouds works as well
+          --clouds works as well; --embedded-nautobot SEED.yaml serves the subnet pools' Nautobot
 `
 
 func main() {
@@ -71,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "demo":
 		return demo.Main(ctx, args[1:], stdout, stderr)
 	case "run":
-		return runcmd.MainWith(ctx, args[1:], stdout, stderr, embeddedCloud)
+		return runcmd.MainWithNautobot(ctx, args[1:], stdout, stderr, embeddedCloud, embeddedNautobot)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCommands(t *testing.T) {
@@ -30,4 +35,31 @@ func TestCommands(t *testing.T) {
 		assert.Contains(t, stdout.String(), tt.stdout, tt.args)
 		assert.Contains(t, stderr.String(), tt.stderr, tt.args)
 	}
+}
+
+// run --embedded-nautobot: the seed's IPAM, the specs pointed at it, their Secrets' tokens
+// accepted; a seed that is not one is refused naming the file.
+func TestEmbeddedNautobot(t *testing.T) {
+	spec := map[string]any{"nautobot": map[string]any{"url": "https://nautobot.example.com",
+		"tokenSecretRef": map[string]any{"secretName": "nb", "key": "token"}}}
+	secrets := map[string]map[string][]byte{"nb": {"token": []byte("0123456789abcdef\n")}}
+	url, site, stop, err := embeddedNautobot("../../../examples/nautobot/seed.yaml", []map[string]any{spec, {"name": "other"}}, secrets)
+	require.NoError(t, err)
+	defer stop()
+	assert.Equal(t, "iad3-dev", site)
+	assert.Equal(t, url, spec["nautobot"].(map[string]any)["url"])
+	req, err := http.NewRequest(http.MethodGet, url+"/api/ipam/prefixes/?id=2bc3ecab-b6dc-46cd-9bd4-1c0ea8a07f87", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Token 0123456789abcdef")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "204.232.163.128/25")
+
+	bad := filepath.Join(t.TempDir(), "seed.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("prefix: [x]\n"), 0o600))
+	_, _, _, err = embeddedNautobot(bad, nil, nil)
+	assert.ErrorContains(t, err, bad+": error unmarshaling JSON")
 }

@@ -37,6 +37,14 @@ func captureCloud(c *fakecloud.Cloud) cloudState {
 	for _, rb := range c.Runbooks() {
 		add("ironic runbook", rb.UUID, rb.Name, rb)
 	}
+	for _, p := range c.SubnetPools() {
+		add("subnet pool", p.ID, p.Name, p)
+	}
+	for _, s := range c.Known("network:address-scopes") {
+		id, _ := s["id"].(string)
+		name, _ := s["name"].(string)
+		add("address scope", id, name, s)
+	}
 	return st
 }
 

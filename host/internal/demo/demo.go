@@ -23,6 +23,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube/shelloperator"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakenautobot"
 )
 
 // Options say where the demo finds its parts.
@@ -89,6 +90,8 @@ type driver struct {
 	// brokenClouds their original cloud names.
 	touched      []string
 	brokenClouds map[string]string
+	// nautobot is the source of truth of the CRs that name one; nil when none does.
+	nautobot *demoNautobot
 }
 
 // Run starts the in-process cloud and Kubernetes, runs the acts and reports to out. It returns an
@@ -124,6 +127,8 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	nautobot, nautobotNotes := startNautobot(examples)
+	defer nautobot.close()
 	cloud := fakecloud.New(fakecloud.Options{IronicMaxVersion: "1.112"})
 	defer cloud.Close()
 	kube, err := fakekube.Start(crds...)
@@ -153,7 +158,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 	setups, hookNotes, err := planHooks(ctx, opts.ReadMetadata, crds, pluginsDir, hookSettings{
 		Host: host, PodNamespace: namespace, ProbeSecret: probeSecret, ProbeCloud: probeCloud,
-		Passthrough: []string{"PATH", "HOME", "OPENSTACK_SYNC_CACHE_DIR"},
+		Passthrough: []string{"PATH", "HOME", "OPENSTACK_SYNC_CACHE_DIR"}, Nautobot: nautobot,
 	})
 	if err != nil {
 		return err
@@ -163,7 +168,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		return fmt.Errorf("no plugin to run: %s", strings.Join(hookNotes, "; "))
 	}
 
-	d := &driver{out: out, verbose: opts.Verbose, kube: kube, cloud: cloud}
+	d := &driver{out: out, verbose: opts.Verbose, kube: kube, cloud: cloud, nautobot: nautobot}
 	fmt.Fprintf(out, "openstack-sync-dev demo: in-process Kubernetes %s, in-process OpenStack %s\n", kube.URL(), cloud.AuthURL())
 	fmt.Fprintf(out, "host %s, namespace %s, CRDs from %s, examples from %s\n", host, namespace, opts.CRDsDir, opts.ExamplesDir)
 	for _, s := range setups {
@@ -178,7 +183,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		d.hooks = append(d.hooks, &runningHook{hookSetup: s, sim: sim})
 		fmt.Fprintf(out, "hook %-24s %s\n", s.Plugin.Name, describeConfig(sim.Config()))
 	}
-	printNotes(out, append(seedNotes, hookNotes...))
+	printNotes(out, append(append(seedNotes, hookNotes...), nautobotNotes...))
 
 	acts := []struct {
 		title, what string
@@ -193,7 +198,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		{"3. edit", "one CR of each kind gets a spec change (an Event Modified)", d.edit, false, ""},
 		{"4. break", "the same CRs name a cloud their Secret does not define; the runs fail, once each, without a retry loop", d.breakCredentials, true, "Failed"},
 		{"5. repair", "the cloud name is restored; the CRs converge again", d.repairCredentials, false, "Synced"},
-		{"6. delete", "the same CRs are deleted with PRUNE=true (Modified with deletionTimestamp, cleanup, finalizer released, Deleted)", d.delete, false, ""},
+		{"6. source down", "the subnet pools' source of truth, Nautobot, answers 500; the periodic sync fails those CRs with one line and writes nothing to Neutron", d.sourceDown, true, "Failed"},
+		{"7. source back", "Nautobot answers again; the next periodic sync converges them", d.sourceBack, false, "Synced"},
+		{"8. delete", "the same CRs are deleted with PRUNE=true (Modified with deletionTimestamp, cleanup, finalizer released, Deleted)", d.delete, false, ""},
 	}
 	for _, a := range acts {
 		fmt.Fprintf(out, "\n=== %s: %s\n", a.title, a.what)
@@ -328,6 +335,60 @@ func (d *driver) update(r fakekube.Resource, obj map[string]any, change string) 
 
 func cloudNameChange(from, to string) string {
 	return fmt.Sprintf("spec.cloudCredentialsRef.cloudName %q -> %q", from, to)
+}
+
+// sourceDown makes Nautobot fail and runs the periodic sync of the hooks whose CRs read it.
+func (d *driver) sourceDown(ctx context.Context) error {
+	d.touched = nil
+	if d.nautobot == nil {
+		fmt.Fprintln(d.out, "  (no CR names a source outside OpenStack)")
+		return nil
+	}
+	d.nautobot.srv.SetFault(fakenautobot.Fault{Path: "/api/", Status: 500, Body: "<h1>Server Error (500)</h1>"})
+	fmt.Fprintf(d.out, "  Nautobot %s now answers 500 Internal Server Error\n", d.nautobot.srv.URL())
+	if err := d.sourceSync(ctx); err != nil {
+		return err
+	}
+	for _, w := range d.cloud.Writes() {
+		d.fail("source down: a CR whose prefixes did not resolve wrote to OpenStack: %s", w)
+	}
+	return nil
+}
+
+// sourceBack clears Nautobot's fault and runs the same periodic sync again.
+func (d *driver) sourceBack(ctx context.Context) error {
+	if d.nautobot == nil {
+		fmt.Fprintln(d.out, "  (no CR names a source outside OpenStack)")
+		return nil
+	}
+	d.nautobot.srv.ClearFaults()
+	fmt.Fprintf(d.out, "  Nautobot %s answers again\n", d.nautobot.srv.URL())
+	return d.sourceSync(ctx)
+}
+
+// sourceSync runs the periodic sync of the hooks whose CRs name the demo's Nautobot, and marks
+// their live CRs as the act's.
+func (d *driver) sourceSync(ctx context.Context) error {
+	d.touched = nil
+	for _, h := range d.crHooks() {
+		if !d.nautobot.kinds[h.Resource.Kind] {
+			continue
+		}
+		objs, _ := d.kube.List(h.Resource, "", "")
+		for _, o := range objs {
+			if meta, _ := o["metadata"].(map[string]any); meta["deletionTimestamp"] == nil {
+				d.touched = append(d.touched, rowOf(h.Resource, o).key())
+			}
+		}
+		for _, s := range h.sim.Config().Schedule {
+			run, err := h.sim.Schedule(ctx, s.Name)
+			if err != nil {
+				return err
+			}
+			d.show(h, run)
+		}
+	}
+	return nil
 }
 
 func (d *driver) delete(ctx context.Context) error {

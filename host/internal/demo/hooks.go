@@ -40,6 +40,8 @@ type hookSettings struct {
 	ProbeSecret, ProbeCloud string
 	// Passthrough is inherited from the demo's own environment when set (PATH, the wazero cache).
 	Passthrough []string
+	// Nautobot, when set, is allow-listed for the hooks whose CRs name it.
+	Nautobot *demoNautobot
 }
 
 // hookEnv derives a hook's environment the way the chart does (docs/contract.md §9): the CRD identity from the CRD, STATUS_ENABLED from its status subresource, plus
@@ -66,6 +68,7 @@ func hookEnv(p plugin.Metadata, r fakekube.Resource, s hookSettings) []string {
 			p.EnvPrefix+"_READY_DELAY=0.2",
 		)
 	}
+	env = append(env, s.Nautobot.env(p.EnvPrefix, r.Kind)...)
 	for _, name := range s.Passthrough {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

@@ -192,7 +192,7 @@ func TestRunActs(t *testing.T) {
 	assert.Contains(t, broken, "[neutron-router-flavors] Event Modified demo-ns/alpha -> exit 1")
 	assert.Regexp(t, `demo-ns/alpha\s+3/3\s+Failed\s+ReconcileError`, broken)
 	assert.Contains(t, broken, "NeutronRouterFlavor demo-ns/alpha: OpenStack connection failed: no cloud no-such-cloud")
-	repair := out[strings.Index(out, "=== 5. repair"):strings.Index(out, "=== 6. delete")]
+	repair := out[strings.Index(out, "=== 5. repair"):strings.Index(out, "=== 6. source down")]
 	assert.Regexp(t, `demo-ns/alpha\s+4/4\s+Synced\s+Reconciled`, repair)
 }
 

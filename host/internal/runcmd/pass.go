@@ -17,6 +17,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/source"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 )
 
@@ -47,6 +48,11 @@ type Pass struct {
 	// MemoDir, when set, turns the convergence memo on with its records in that folder, as a
 	// hook run has it (docs/abi.md, "The convergence memo"); passes sharing it see each other's.
 	MemoDir string
+	// Sources are the sources outside OpenStack allow-listed for the plugin (<PREFIX>_SOURCES;
+	// docs/abi.md section 8), and Secrets the Secrets a CR may name for their credentials, by
+	// name (every other Secret is the credential Secret, holding Clouds).
+	Sources []hookenv.Source
+	Secrets map[string]map[string][]byte
 }
 
 // Outcome is what a pass did.
@@ -88,7 +94,7 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	st := &store{objects: map[string]map[string]any{}, clouds: p.Clouds}
+	st := &store{objects: map[string]map[string]any{}, clouds: p.Clouds, secrets: p.Secrets}
 	items := []any{}
 	var keys []string
 	for _, obj := range all {
@@ -128,6 +134,9 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 		prefix + "_CRD_API_VERSION": apiVersion, prefix + "_CRD_KIND": kind, prefix + "_CRD_RESOURCE": plural + "." + group,
 		prefix + "_READY_RETRIES": "1", prefix + "_READY_DELAY": "0",
 	}
+	if len(p.Sources) > 0 {
+		env[prefix+hookenv.SourcesSuffix] = hookenv.SourcesJSON(p.Sources)
+	}
 	for k, v := range p.Set {
 		env[prefix+"_"+k] = v
 	}
@@ -140,8 +149,9 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 		},
 		NewKube: func(hookenv.KubeLimit) (hook.Kube, error) { return st, nil },
 		NewConnector: func(s hook.SecretReader, co hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
-			return recordingConnector{Connector: openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: co.Plugin,
-				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: p.DryRun, ids: ids}
+			return source.WrapConnector(recordingConnector{Connector: openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: co.Plugin,
+				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: p.DryRun, ids: ids},
+				s, co.Sources, source.Options{Logger: l, Plugin: co.Plugin, Prefix: co.Prefix})
 		},
 	}
 	code := hook.Main(ctx, deps, []string{"--plugin", p.Plugin}, ShellSandbox(env), io.Discard, logOut)

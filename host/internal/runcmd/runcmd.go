@@ -26,7 +26,7 @@ import (
 
 const usage = `usage: openstack-sync run --plugin FILE (--clouds clouds.yaml [--cloud NAME] | --embedded-cloud)
           [--prune] [--dry-run] [--deleted CR.yaml]... [--set KEY=VALUE]... [--namespace NS]
-          [--resource PLURAL] CR.yaml...
+          [--resource PLURAL] [--source NAME=URL]... [--embedded-nautobot SEED.yaml] CR.yaml...
 
 One hook pass without Kubernetes: the CRs of the files (several documents per file allowed) are
 reconciled with the credentials of clouds.yaml, deleted ones (--deleted) are cleaned up, and each
@@ -34,6 +34,11 @@ CR's would-be status, notes and finalizers and every OpenStack request are print
 sends reads only: each write is recorded and answered as OpenStack would (a created resource gets
 a made-up id), so the pass goes on and the output ends with the plan of every write it would send.
 --embedded-cloud (openstack-sync-dev only) runs against a fresh in-process OpenStack instead.
+--source allow-lists a source outside OpenStack (docs/abi.md section 8) for the plugin; a
+source's credential is a Secret (kind Secret, apiVersion v1) among the files, which is not a CR.
+--embedded-nautobot (openstack-sync-dev only) serves the IPAM of SEED.yaml (prefixes, locations,
+site) from an in-process Nautobot: every CR's spec.nautobot.url is pointed at it, and it accepts the
+tokens of the Secrets the CRs name.
 `
 
 type multi []string
@@ -44,17 +49,26 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 type options struct {
 	plugin, clouds, cloud, namespace, resource string
 	prune, dryRun, embedded                    bool
-	deleted, set, files, collections           []string
+	deleted, set, files, collections, sources  []string
+	// nautobot is the seed file of --embedded-nautobot; startNautobot serves it.
+	nautobot      string
+	startNautobot EmbeddedNautobot
 }
+
+// EmbeddedNautobot starts an in-process Nautobot with the IPAM of a seed file, for
+// --embedded-nautobot: it points the CR specs that name a Nautobot at it, accepts the tokens their
+// Secrets (by name) hold, and returns its URL, its site (the hook's SITE) and how to stop it. Only
+// the development binary has one.
+type EmbeddedNautobot func(seed string, specs []map[string]any, secrets map[string]map[string][]byte) (url, site string, stop func(), err error)
 
 // EmbeddedCloud starts an in-process OpenStack for --embedded-cloud, serving the extra resource
 // collections named by --collection, and returns its clouds.yaml, the cloud to use and how to
 // stop it. Only the development binary has one: the production binary links no fake.
 type EmbeddedCloud func(collections []string) (cloudsYAML []byte, cloud string, stop func(), err error)
 
-func parse(args []string, stderr io.Writer, embedded EmbeddedCloud) (options, error) {
+func parse(args []string, stderr io.Writer, embedded EmbeddedCloud, startNautobot EmbeddedNautobot) (options, error) {
 	var o options
-	var deleted, set, collections multi
+	var deleted, set, collections, sources multi
 	fs := flag.NewFlagSet("openstack-sync run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
@@ -70,10 +84,18 @@ func parse(args []string, stderr io.Writer, embedded EmbeddedCloud) (options, er
 	fs.BoolVar(&o.embedded, "embedded-cloud", false, "run against a fresh in-process OpenStack (openstack-sync-dev only)")
 	fs.Var(&collections, "collection", "with --embedded-cloud: serve a resource collection of your own, "+
 		"SERVICE:PATH:KEY[:notags], e.g. network:v2.0/address-scopes:address_scope:notags (repeatable)")
+	o.startNautobot = startNautobot
+	fs.Var(&sources, "source", "allow-list a source outside OpenStack for the plugin, NAME=URL (repeatable)")
+	fs.StringVar(&o.nautobot, "embedded-nautobot", "", "serve the IPAM of this seed file from an in-process Nautobot (openstack-sync-dev only)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	o.deleted, o.set, o.files, o.collections = deleted, set, fs.Args(), collections
+	o.deleted, o.set, o.files, o.collections, o.sources = deleted, set, fs.Args(), collections, sources
+	for _, kv := range o.sources {
+		if k, v, ok := strings.Cut(kv, "="); !ok || k == "" || v == "" {
+			return o, fmt.Errorf("--source %q is not NAME=URL", kv)
+		}
+	}
 	for _, kv := range o.set {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return o, fmt.Errorf("--set %q is not KEY=VALUE", kv)
@@ -82,6 +104,8 @@ func parse(args []string, stderr io.Writer, embedded EmbeddedCloud) (options, er
 	switch {
 	case o.plugin == "":
 		return o, errors.New("--plugin is required")
+	case o.nautobot != "" && startNautobot == nil:
+		return o, errors.New("--embedded-nautobot is only in openstack-sync-dev: the production binary links no in-process Nautobot")
 	case o.embedded && embedded == nil:
 		return o, errors.New("--embedded-cloud is only in openstack-sync-dev: the production binary links no in-process cloud")
 	case o.embedded && o.clouds != "":
@@ -103,7 +127,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // MainWith runs the command; embedded, when not nil, serves --embedded-cloud.
 func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, embedded EmbeddedCloud) int {
-	o, err := parse(args, stderr, embedded)
+	return MainWithNautobot(ctx, args, stdout, stderr, embedded, nil)
+}
+
+// MainWithNautobot is MainWith whose nautobot, when not nil, serves --embedded-nautobot.
+func MainWithNautobot(ctx context.Context, args []string, stdout, stderr io.Writer, embedded EmbeddedCloud, nautobot EmbeddedNautobot) int {
+	o, err := parse(args, stderr, embedded, nautobot)
 	if errors.Is(err, flag.ErrHelp) {
 		return hook.ExitOK
 	}
@@ -144,11 +173,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("--clouds: %w", err)
 	}
-	live, err := readCRs(o.files, o, false)
+	secrets := map[string]map[string][]byte{}
+	live, err := readCRs(o.files, o, false, secrets)
 	if err != nil {
 		return 0, err
 	}
-	gone, err := readCRs(o.deleted, o, true)
+	gone, err := readCRs(o.deleted, o, true, secrets)
 	if err != nil {
 		return 0, err
 	}
@@ -157,9 +187,21 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		k, v, _ := strings.Cut(kv, "=")
 		set[k] = v
 	}
+	sources, err := allowList(o.sources)
+	if err != nil {
+		return 0, err
+	}
+	if o.nautobot != "" {
+		stop, more, err := embedNautobot(o, append(slices.Clone(live), gone...), secrets, set)
+		if err != nil {
+			return 0, fmt.Errorf("--embedded-nautobot: %w", err)
+		}
+		defer stop()
+		sources = append(sources, more...)
+	}
 	out, err := Pass{Plugin: o.plugin, Clouds: clouds, Cloud: o.cloud, Namespace: o.namespace, Resource: o.resource,
 		Prune: o.prune, DryRun: o.dryRun, Set: set, Live: live, Deleted: gone, Log: stderr,
-		LogLevel: cmp.Or(os.Getenv("LOG_LEVEL"), "info")}.Run(ctx)
+		LogLevel: cmp.Or(os.Getenv("LOG_LEVEL"), "info"), Sources: sources, Secrets: secrets}.Run(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -168,8 +210,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 }
 
 // readCRs reads every document of the files as one CR; deleted ones are given a deletion time
-// and the framework's finalizer, as a CR being deleted under the framework has.
-func readCRs(files []string, o options, deleted bool) ([]map[string]any, error) {
+// and the framework's finalizer, as a CR being deleted under the framework has. A Secret (v1) is
+// not a CR: its data goes to secrets, by name, for the sources' credentials.
+func readCRs(files []string, o options, deleted bool, secrets map[string]map[string][]byte) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -182,6 +225,12 @@ func readCRs(files []string, o options, deleted bool) ([]map[string]any, error) 
 				return nil, fmt.Errorf("%s document %d: %w", f, i+1, err)
 			}
 			if len(obj) == 0 {
+				continue
+			}
+			if obj["kind"] == "Secret" && obj["apiVersion"] == "v1" {
+				if err := addSecret(obj, secrets); err != nil {
+					return nil, fmt.Errorf("%s document %d: %w", f, i+1, err)
+				}
 				continue
 			}
 			if err := complete(obj, o.namespace, o.cloud, deleted); err != nil {

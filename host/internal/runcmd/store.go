@@ -18,6 +18,8 @@ type store struct {
 	mu      sync.Mutex
 	objects map[string]map[string]any // namespace/name -> object
 	clouds  []byte                    // the clouds.yaml every Secret holds
+	// secrets are the Secrets of sources' credentials, by name (Pass.Secrets).
+	secrets map[string]map[string][]byte
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }
@@ -87,7 +89,11 @@ func (s *store) Finalizers(_ context.Context, t kubeapi.Target) ([]string, error
 	return out, nil
 }
 
-// GetSecretData answers every credential Secret with the clouds.yaml: a run has one.
-func (s *store) GetSecretData(context.Context, string, string) (map[string][]byte, error) {
+// GetSecretData answers a Secret the pass names (a source's credential) with its data, and every
+// other with the clouds.yaml: a run has one credential Secret.
+func (s *store) GetSecretData(_ context.Context, _, name string) (map[string][]byte, error) {
+	if data, ok := s.secrets[name]; ok {
+		return data, nil
+	}
 	return map[string][]byte{"clouds.yaml": s.clouds}, nil
 }
