@@ -24,26 +24,33 @@ import (
 )
 
 // embeddedCloud starts the in-process cloud for `run --embedded-cloud`, with the author's own
-// collections; its admin cloud is the default, as the first-party plugins need an admin.
-func embeddedCloud(collections []string) ([]byte, string, func(), error) {
+// collections and what a previous run saved; its admin cloud is the default, as the first-party
+// plugins need an admin.
+func embeddedCloud(collections []string, saved []byte) (runcmd.Embedded, error) {
 	var cols []fakecloud.Collection
 	for _, s := range collections {
 		col, known, err := fakecloud.ParseCollection(s)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("--collection: %w", err)
+			return runcmd.Embedded{}, fmt.Errorf("--collection: %w", err)
 		}
 		if !known {
 			cols = append(cols, col)
 		}
 	}
 	c := fakecloud.New(fakecloud.Options{})
-	for _, col := range cols {
-		if err := c.AddCollection(col); err != nil {
+	if saved != nil {
+		if err := c.Restore(saved); err != nil {
 			c.Close()
-			return nil, "", nil, fmt.Errorf("--collection: %w", err)
+			return runcmd.Embedded{}, fmt.Errorf("--state: %w", err)
 		}
 	}
-	return []byte(c.CloudsYAML()), fakecloud.AdminCloud, c.Close, nil
+	for _, col := range cols {
+		if err := c.AddCollection(col); err != nil && !(saved != nil && strings.Contains(err.Error(), "already registered")) {
+			c.Close()
+			return runcmd.Embedded{}, fmt.Errorf("--collection: %w", err)
+		}
+	}
+	return runcmd.Embedded{CloudsYAML: []byte(c.CloudsYAML()), Cloud: fakecloud.AdminCloud, Save: c.Save, Stop: c.Close}, nil
 }
 
 // embeddedNautobot starts the in-process Nautobot of `run --embedded-nautobot` with a seed file's
@@ -73,7 +80,7 @@ commands:
   demo [--plugins DIR] [--examples DIR] [--crds DIR] [--host BINARY] [-v]
           complete hook passes of the openstack-sync binary against an in-process cloud and
           Kubernetes
-  run --plugin <file> --embedded-cloud [--collection SERVICE:PATH:KEY[:notags]]... [--dry-run] CR.yaml...
+  run --plugin <file> --embedded-cloud [--state FILE] [--collection SERVICE:PATH:KEY[:notags]]... [--dry-run] CR.yaml...
           (Keystone projects, domains, groups and roles and Neutron address scopes, address
           groups, security groups and networks are always served, with the real services'
           rules; --collection describes any other resource, generically)

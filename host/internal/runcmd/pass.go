@@ -142,6 +142,7 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 	}
 	j := &journal{}
 	ids := &atomic.Int64{}
+	world := newPlannedWorld()
 	deps := hook.Deps{
 		LoadPlugin: func(ctx context.Context, path string, lo hook.LoadOptions) (plugin.Plugin, error) {
 			return wasm.Load(ctx, path, wasm.Options{EnvPrefix: lo.EnvPrefix, LookupEnv: lo.LookupEnv, Logger: lo.Logger,
@@ -150,7 +151,7 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 		NewKube: func(hookenv.KubeLimit) (hook.Kube, error) { return st, nil },
 		NewConnector: func(s hook.SecretReader, co hook.ConnectorOptions, l *slog.Logger) plugin.Connector {
 			return source.WrapConnector(recordingConnector{Connector: openstack.NewConnector(s, openstack.Options{Logger: l, Plugin: co.Plugin,
-				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: p.DryRun, ids: ids},
+				RateLimit: rate.Limit(co.Rate), RateBurst: co.Burst}), j: j, dryRun: p.DryRun, ids: ids, world: world},
 				s, co.Sources, source.Options{Logger: l, Plugin: co.Plugin, Prefix: co.Prefix})
 		},
 	}

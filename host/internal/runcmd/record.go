@@ -13,6 +13,8 @@ import (
 // Call is one OpenStack request a plugin made.
 type Call struct {
 	Cloud, Service, Method, Path string
+	// Query is the request's query, encoded ("" when none).
+	Query string
 	// Microversion is the one the request asked for ("" when none).
 	Microversion string
 	Status       int    // 0 when no response came back
@@ -22,6 +24,14 @@ type Call struct {
 	Body, Planned string
 	// Created is the id (or uuid) of what a sent POST made, when its answer names one.
 	Created string
+}
+
+// Target is the path with its query, as the request was sent.
+func (c Call) Target() string {
+	if c.Query == "" {
+		return c.Path
+	}
+	return c.Path + "?" + c.Query
 }
 
 // journal records every request of a run, in order.
@@ -50,6 +60,8 @@ type recordingConnector struct {
 	dryRun bool
 	// ids numbers the made-up ids of a dry run across every session of the run.
 	ids *atomic.Int64
+	// world is what the dry run's planned writes changed, for the reads that follow them.
+	world *plannedWorld
 }
 
 func (c recordingConnector) Connect(ctx context.Context, creds plugin.Credentials) (plugin.Session, error) {
@@ -57,7 +69,7 @@ func (c recordingConnector) Connect(ctx context.Context, creds plugin.Credential
 	if err != nil {
 		return nil, err
 	}
-	return session{inner: s, j: c.j, dryRun: c.dryRun, cloud: creds.CloudName, plan: planner{inner: s, next: c.ids}}, nil
+	return session{inner: s, j: c.j, dryRun: c.dryRun, cloud: creds.CloudName, plan: planner{inner: s, next: c.ids, world: c.world}}, nil
 }
 
 type session struct {
@@ -69,17 +81,29 @@ type session struct {
 }
 
 func (s session) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {
-	c := Call{Cloud: s.cloud, Service: req.Service, Method: req.Method, Path: req.Path, Microversion: req.Microversion}
+	c := Call{Cloud: s.cloud, Service: req.Service, Method: req.Method, Path: req.Path, Microversion: req.Microversion,
+		Query: req.Query.Encode()}
 	if isWrite(req.Method) {
 		c.Body = string(req.Body)
 	}
 	if s.dryRun && isWrite(req.Method) {
 		resp, planned := s.plan.answer(ctx, req)
+		s.plan.world.planned(req, resp)
 		c.Status, c.Planned = resp.StatusCode, planned
 		s.j.add(c)
 		return resp, nil
 	}
+	if s.dryRun {
+		if resp, ok := s.plan.world.read(req); ok {
+			c.Status, c.Planned = resp.StatusCode, "answered from the plan"
+			s.j.add(c)
+			return resp, nil
+		}
+	}
 	resp, err := s.inner.Do(ctx, req)
+	if s.dryRun && err == nil && req.Method == http.MethodGet {
+		resp = s.plan.world.list(req, resp)
+	}
 	c.Sent = true
 	if err != nil {
 		c.Error = err.Error()

@@ -25,15 +25,19 @@ import (
 )
 
 const usage = `usage: openstack-sync run --plugin FILE (--clouds clouds.yaml [--cloud NAME] | --embedded-cloud)
-          [--prune] [--dry-run] [--deleted CR.yaml]... [--set KEY=VALUE]... [--namespace NS]
-          [--resource PLURAL] [--source NAME=URL]... [--embedded-nautobot SEED.yaml] CR.yaml...
+          [--state FILE] [--prune] [--dry-run] [--deleted CR.yaml]... [--set KEY=VALUE]...
+          [--namespace NS] [--resource PLURAL] [--source NAME=URL]... [--embedded-nautobot SEED.yaml] CR.yaml...
 
 One hook pass without Kubernetes: the CRs of the files (several documents per file allowed) are
 reconciled with the credentials of clouds.yaml, deleted ones (--deleted) are cleaned up, and each
-CR's would-be status, notes and finalizers and every OpenStack request are printed. --dry-run
-sends reads only: each write is recorded and answered as OpenStack would (a created resource gets
-a made-up id), so the pass goes on and the output ends with the plan of every write it would send.
---embedded-cloud (openstack-sync-dev only) runs against a fresh in-process OpenStack instead.
+CR's would-be status, notes and finalizers and every OpenStack request are printed. A CR's status
+is what its file's status: says, else what --state FILE kept from the last run (nothing at
+first); the run then writes every CR's status back to FILE, with the embedded cloud's content, so
+create, edit and delete are three runs. --dry-run sends reads only: each write is recorded and
+answered as OpenStack would (a created resource gets a made-up id and shows in later reads), so
+the pass goes on and the output ends with the plan of every write it would send; it leaves FILE
+as it was. --embedded-cloud (openstack-sync-dev only) runs against an in-process OpenStack, fresh
+or the one --state kept.
 --source allow-lists a source outside OpenStack (docs/abi.md section 8) for the plugin; a
 source's credential is a Secret (kind Secret, apiVersion v1) among the files, which is not a CR.
 --embedded-nautobot (openstack-sync-dev only) serves the IPAM of SEED.yaml (prefixes, locations,
@@ -47,9 +51,9 @@ func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 type options struct {
-	plugin, clouds, cloud, namespace, resource string
-	prune, dryRun, embedded                    bool
-	deleted, set, files, collections, sources  []string
+	plugin, clouds, cloud, namespace, resource, state string
+	prune, dryRun, embedded                           bool
+	deleted, set, files, collections, sources         []string
 	// nautobot is the seed file of --embedded-nautobot; startNautobot serves it.
 	nautobot      string
 	startNautobot EmbeddedNautobot
@@ -62,9 +66,20 @@ type options struct {
 type EmbeddedNautobot func(seed string, specs []map[string]any, secrets map[string]map[string][]byte) (url, site string, stop func(), err error)
 
 // EmbeddedCloud starts an in-process OpenStack for --embedded-cloud, serving the extra resource
-// collections named by --collection, and returns its clouds.yaml, the cloud to use and how to
-// stop it. Only the development binary has one: the production binary links no fake.
-type EmbeddedCloud func(collections []string) (cloudsYAML []byte, cloud string, stop func(), err error)
+// collections named by --collection and holding what saved holds (what a previous run's Save
+// returned; nil for a fresh cloud). Only the development binary has one: the production binary
+// links no fake.
+type EmbeddedCloud func(collections []string, saved []byte) (Embedded, error)
+
+// Embedded is a running in-process OpenStack.
+type Embedded struct {
+	// CloudsYAML is its clouds.yaml; Cloud the cloud in it a run uses by default.
+	CloudsYAML []byte
+	Cloud      string
+	// Save returns what it holds, for the next run's --state.
+	Save func() ([]byte, error)
+	Stop func()
+}
 
 func parse(args []string, stderr io.Writer, embedded EmbeddedCloud, startNautobot EmbeddedNautobot) (options, error) {
 	var o options
@@ -77,6 +92,7 @@ func parse(args []string, stderr io.Writer, embedded EmbeddedCloud, startNautobo
 	fs.StringVar(&o.cloud, "cloud", "", "the cloud of clouds.yaml every CR uses (default: each CR's cloudCredentialsRef.cloudName)")
 	fs.StringVar(&o.namespace, "namespace", "default", "the namespace of CRs that name none")
 	fs.StringVar(&o.resource, "resource", "", "the CRD's plural (default: the kind in lower case plus s)")
+	fs.StringVar(&o.state, "state", "", "a file that keeps the CRs' statuses (and the embedded cloud) between runs; created when missing")
 	fs.BoolVar(&o.prune, "prune", false, "run with PRUNE=true")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "send only reads; record writes without sending them")
 	fs.Var(&deleted, "deleted", "a file of CRs being deleted (repeatable)")
@@ -140,35 +156,61 @@ func MainWithNautobot(ctx context.Context, args []string, stdout, stderr io.Writ
 		fmt.Fprintln(stderr, "openstack-sync run:", err)
 		return hook.ExitUsage
 	}
-	if o.embedded {
-		clouds, cloud, stop, err := embedded(o.collections)
-		if err != nil {
-			fmt.Fprintln(stderr, "openstack-sync run: --embedded-cloud:", err)
-			return hook.ExitFail
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "openstack-sync run:", err)
+		return hook.ExitFail
+	}
+	var st *state
+	if o.state != "" {
+		if st, err = readState(o.state); err != nil {
+			return fail(err)
 		}
-		defer stop()
+		switch {
+		case o.embedded && st.Cloud == nil && len(st.CRs) > 0:
+			return fail(fmt.Errorf("--state %s was written by a run against a real cloud; give --embedded-cloud another file", o.state))
+		case !o.embedded && st.Cloud != nil:
+			return fail(fmt.Errorf("--state %s holds an embedded cloud; run it with --embedded-cloud, or give --clouds another file", o.state))
+		}
+	}
+	var emb Embedded
+	if o.embedded {
+		var saved []byte
+		if st != nil {
+			saved = st.Cloud
+		}
+		if emb, err = embedded(o.collections, saved); err != nil {
+			return fail(fmt.Errorf("--embedded-cloud: %w", err))
+		}
+		defer emb.Stop()
 		dir, err := os.MkdirTemp("", "openstack-sync-run-")
 		if err != nil {
-			fmt.Fprintln(stderr, "openstack-sync run:", err)
-			return hook.ExitFail
+			return fail(err)
 		}
 		defer os.RemoveAll(dir)
 		o.clouds = filepath.Join(dir, "clouds.yaml")
-		if err := os.WriteFile(o.clouds, clouds, 0o600); err != nil {
-			fmt.Fprintln(stderr, "openstack-sync run:", err)
-			return hook.ExitFail
+		if err := os.WriteFile(o.clouds, emb.CloudsYAML, 0o600); err != nil {
+			return fail(err)
 		}
-		o.cloud = cmp.Or(o.cloud, cloud)
+		o.cloud = cmp.Or(o.cloud, emb.Cloud)
 	}
-	code, err := run(ctx, o, stdout, stderr)
+	code, err := run(ctx, o, st, stdout, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "openstack-sync run:", err)
-		return hook.ExitFail
+		return fail(err)
+	}
+	if st != nil && !o.dryRun {
+		if o.embedded {
+			if st.Cloud, err = emb.Save(); err != nil {
+				return fail(err)
+			}
+		}
+		if err := st.write(o.state); err != nil {
+			return fail(err)
+		}
 	}
 	return code
 }
 
-func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) {
+func run(ctx context.Context, o options, st *state, stdout, stderr io.Writer) (int, error) {
 	clouds, err := os.ReadFile(o.clouds)
 	if err != nil {
 		return 0, fmt.Errorf("--clouds: %w", err)
@@ -199,13 +241,28 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		defer stop()
 		sources = append(sources, more...)
 	}
+	if st != nil {
+		st.apply(live, gone)
+	}
+	boundBefore := map[string]string{}
+	for _, obj := range gone {
+		if status, ok := obj["status"].(map[string]any); ok {
+			boundBefore[crKey(obj)], _ = status["id"].(string)
+		}
+	}
 	out, err := Pass{Plugin: o.plugin, Clouds: clouds, Cloud: o.cloud, Namespace: o.namespace, Resource: o.resource,
 		Prune: o.prune, DryRun: o.dryRun, Set: set, Live: live, Deleted: gone, Log: stderr,
 		LogLevel: cmp.Or(os.Getenv("LOG_LEVEL"), "info"), Sources: sources, Secrets: secrets}.Run(ctx)
 	if err != nil {
 		return 0, err
 	}
-	report(stdout, out, o.dryRun)
+	if st != nil && !o.dryRun {
+		st.record(out.CRs)
+	}
+	report(stdout, out, o.dryRun, boundBefore)
+	if st != nil && o.dryRun {
+		fmt.Fprintf(stdout, "\n(dry run: %s left as it was)\n", o.state)
+	}
 	return out.Code, nil
 }
 
@@ -319,8 +376,9 @@ func oneKind(objs []map[string]any) (apiVersion, kind string, err error) {
 }
 
 // report prints each CR's status, notes and finalizers after the pass, then every request, then
-// (dry run) the write plan with each write's body.
-func report(w io.Writer, out Outcome, dryRun bool) {
+// (dry run) the write plan with each write's body. boundBefore is status.id of each deleted CR
+// before the pass, to say what its delete did in OpenStack.
+func report(w io.Writer, out Outcome, dryRun bool, boundBefore map[string]string) {
 	fmt.Fprintf(w, "plugin %s %s\n", out.Info.Name, out.Info.Version)
 	for _, now := range out.CRs {
 		nm, _ := now["metadata"].(map[string]any)
@@ -344,6 +402,9 @@ func report(w io.Writer, out Outcome, dryRun bool) {
 		}
 		fs, _ := nm["finalizers"].([]any)
 		fmt.Fprintf(w, "  finalizers: %v\n", fs)
+		if deleting != "" && !slices.Contains(fs, any(resource.Finalizer)) {
+			fmt.Fprintf(w, "  openstack: %s\n", deletedWhat(out.Calls, boundBefore[crKey(now)]))
+		}
 	}
 	heading := "\nOpenStack requests"
 	if dryRun {
@@ -355,10 +416,12 @@ func report(w io.Writer, out Outcome, dryRun bool) {
 		switch {
 		case c.Error != "":
 			result = c.Error
+		case !c.Sent && !isWrite(c.Method):
+			result = fmt.Sprintf("%d, answered from the plan", c.Status)
 		case !c.Sent:
 			result = "not sent (planned)"
 		}
-		fmt.Fprintf(w, "  %s %s %s %s -> %s\n", c.Cloud, c.Service, c.Method, c.Path, result)
+		fmt.Fprintf(w, "  %s %s %s %s -> %s\n", c.Cloud, c.Service, c.Method, c.Target(), result)
 	}
 	if !dryRun {
 		return
@@ -366,11 +429,11 @@ func report(w io.Writer, out Outcome, dryRun bool) {
 	n := 0
 	fmt.Fprintln(w, "\nWrite plan:")
 	for _, c := range out.Calls {
-		if c.Sent {
+		if c.Sent || !isWrite(c.Method) {
 			continue
 		}
 		n++
-		fmt.Fprintf(w, "  %d. %s %s %s %s", n, c.Cloud, c.Service, c.Method, c.Path)
+		fmt.Fprintf(w, "  %d. %s %s %s %s", n, c.Cloud, c.Service, c.Method, c.Target())
 		if c.Planned != "" {
 			fmt.Fprintf(w, " (%s)", c.Planned)
 		}
@@ -382,6 +445,32 @@ func report(w io.Writer, out Outcome, dryRun bool) {
 	if n == 0 {
 		fmt.Fprintln(w, "  (no writes: everything is converged)")
 	}
+}
+
+// deletedWhat says what the delete of a CR whose finalizer went did in OpenStack: the DELETE of
+// the resource its status named, or nothing at all when the pass deleted nothing (the CR named
+// no resource and none was found for it, or the plugin's cleanup policy deletes nothing).
+func deletedWhat(calls []Call, id string) string {
+	deletes := 0
+	for _, c := range calls {
+		if c.Method != "DELETE" {
+			continue
+		}
+		deletes++
+		if id != "" && strings.Contains(c.Path, id) {
+			if !c.Sent {
+				return "would delete " + c.Path + " (planned)"
+			}
+			return "deleted " + c.Path
+		}
+	}
+	if deletes == 0 {
+		if id == "" {
+			return "nothing to delete (the CR names no resource in status.id, and none was found for it)"
+		}
+		return "nothing deleted (" + id + ", its status.id, was already gone or is not the plugin's to delete)"
+	}
+	return fmt.Sprintf("%d DELETE request(s) in the pass; see the requests below", deletes)
 }
 
 // notesOf returns the notes of a Synced message (status.SyncedMessage joins them after this

@@ -26,6 +26,7 @@ const (
 	MsgDeleteFailed        = "Failed to delete; keeping the finalizer"
 	MsgDeleteTerminal      = "Cannot delete; not retried until its spec changes; keeping the finalizer"
 	MsgDeleted             = "Deleted"
+	MsgNothingToDelete     = "Released; nothing in OpenStack to delete"
 	MsgBeingDeleted        = "Being deleted"
 	MsgPruneNothingDesired = "Skipping the prune of a credential group; no desired resources"
 	MsgPruneUnreachable    = "Cannot reach OpenStack for the prune"

@@ -245,3 +245,30 @@ func (rn *Runner) holdAll(ctx context.Context, deleted []*resource.Resource, why
 	}
 	rn.observeHeld(held)
 }
+
+// crDeletes counts the DELETE requests OpenStack accepted during one CR's delete, so the log can
+// say when there was nothing to delete.
+type crDeletes struct {
+	plugin.Session
+	mu sync.Mutex
+	n  int
+}
+
+func (c *crDeletes) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {
+	resp, err := c.Session.Do(ctx, req)
+	if err == nil && resp != nil && req.Method == http.MethodDelete && resp.StatusCode/100 == 2 {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (c *crDeletes) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// Unwrap is the session it wraps, for test doubles that identify sessions.
+func (c *crDeletes) Unwrap() plugin.Session { return c.Session }

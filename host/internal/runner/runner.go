@@ -426,7 +426,8 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 		counted := rn.countDeletions(s)
 		for _, cr := range group {
 			clog := rn.crLog(cr)
-			res, err := d.Delete(ctx, counted.session(), nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
+			own := &crDeletes{Session: counted.session()}
+			res, err := d.Delete(ctx, own, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
 			rn.observeDelete(ctx, cr, res.Lifecycle, err)
 			if err != nil {
 				failed++
@@ -440,8 +441,13 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 				failed++
 				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", "the plugin reported no outcome")
 				continue
+			case l.Reason == plugin.ReasonSuccess && own.count() == 0:
+				// Nothing was bound and nothing found: say so, rather than claim a delete.
+				clog.Info(MsgNothingToDelete, "name", cr.Display())
+				done = append(done, cr)
+				continue
 			case l.Reason == plugin.ReasonSuccess:
-				clog.Info(MsgDeleted, "name", cr.Display())
+				clog.Info(MsgDeleted, "name", cr.Display(), "openstack_deletes", own.count())
 				done = append(done, cr)
 				continue
 			case l.Reason == plugin.ReasonProgressing:
