@@ -42,7 +42,9 @@ func TestCheckFindsEachBreach(t *testing.T) {
 	}{
 		{"rewrite", "converge", "a second pass over converged CRs must write nothing; it sent:\n  PUT network v2.0/scopes/"},
 		{"greedy-prune", "cleanup", "a resource made by hand (unowned) was deleted"},
-		{"panic-on-bad", "bad specs", "unknown field: the plugin broke (panic) instead of returning an error"},
+		{"panic-on-bad", "bad specs", `unknown field "conformanceUnknownField" at the top of spec: the plugin broke (panic) instead of returning an error`},
+		{"lenient", "bad specs", `unknown field "conformanceUnknownField" at the top of spec: accepted; a bad spec must give an error: ` +
+			"decode the spec strictly (pdk.ReconcileRequest.DecodeSpec, or lifecycle.DecodeFields)"},
 		{"outside-grant", "grants", "requests outside the declared grants"},
 		{"tags", "converge", "creating CR blue: the hook exited 1"},
 		{"memo-spec-only", "memo", "was answered as before after what it made (1 resources) was deleted by hand"},

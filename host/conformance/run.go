@@ -600,11 +600,23 @@ func (k *kit) badSpecs(t *part) {
 		spec map[string]any
 		// mayPass: a long string may be fine for the plugin; it must only not break it.
 		mayPass bool
+		// fix says what to do when the plugin accepts it.
+		fix string
 	}
 	variants := []variant{{name: "empty spec", spec: map[string]any{}}}
 	unknown := maps.Clone(good)
 	unknown["conformanceUnknownField"] = "x"
-	variants = append(variants, variant{name: "unknown field", spec: unknown})
+	variants = append(variants, variant{name: `unknown field "conformanceUnknownField" at the top of spec`, spec: unknown,
+		fix: "decode the spec strictly (pdk.ReconcileRequest.DecodeSpec, or lifecycle.DecodeFields), which refuses a field the spec type does not declare"})
+	if res, ok := good["resource"].(map[string]any); ok {
+		// A lifecycle plugin's own fields are under spec.resource.
+		inner := maps.Clone(res)
+		inner["conformanceUnknownField"] = "x"
+		withInner := maps.Clone(good)
+		withInner["resource"] = inner
+		variants = append(variants, variant{name: `unknown field "conformanceUnknownField" in spec.resource`, spec: withInner,
+			fix: "decode spec.resource strictly (lifecycle.DecodeFields does), so a misspelt field is an error rather than ignored"})
+	}
 	for _, f := range slices.Sorted(maps.Keys(good)) {
 		wrong := maps.Clone(good)
 		wrong[f] = wrongType(good[f])
@@ -641,7 +653,11 @@ func (k *kit) badSpecs(t *part) {
 		case errors.As(err, &ce):
 			t.Errorf("%s: the plugin broke (%s) instead of returning an error: %v", v.name, ce.Kind, err)
 		case err == nil && !v.mayPass && (res.Lifecycle == nil || res.Lifecycle.Reason == plugin.ReasonSuccess):
-			t.Errorf("%s: accepted; a bad spec must give an error", v.name)
+			if v.fix != "" {
+				t.Errorf("%s: accepted; a bad spec must give an error: %s", v.name, v.fix)
+			} else {
+				t.Errorf("%s: accepted; a bad spec must give an error", v.name)
+			}
 		}
 	}
 	if _, err := reconcile(k.CRs[0].Name, good); err != nil {

@@ -88,6 +88,8 @@ func (a *apiserver) must(args ...string) string {
 // status as the host writes it round-trips unchanged (nothing pruned, so "status is current" holds).
 func TestAdmission(t *testing.T) {
 	a := startAPIServer(t)
+	// First, while the API server has no CRD: a plugin author's release without the first-party ones.
+	t.Run("chart without the first-party CRDs", func(t *testing.T) { checkChartWithoutFirstPartyCRDs(t, a) })
 	a.must("apply", "-f", repoPath("crds"))
 	a.must("wait", "--for", "condition=established", "--timeout=60s", "crd", "--all")
 	a.must("create", "namespace", "openstack")

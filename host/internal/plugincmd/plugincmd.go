@@ -138,7 +138,9 @@ func printInfo(w io.Writer, info wasm.Info, recorded bool) {
 		{"binding", or(info.BindingName, "(default)")},
 		{"abi version", fmt.Sprint(info.ABIVersion)},
 		{"probe", fmt.Sprint(info.Probe)},
-		{"prune", fmt.Sprint(info.HasPrune)},
+		{"lifecycle", lifecycleSummary(info)},
+		{"delete", deleteSummary(info)},
+		{"prune", pruneSummary(info)},
 		{"cleanup", fmt.Sprintf("PRUNE=true: %s; PRUNE=false: %s", info.Cleanup.WhenPrune, info.Cleanup.WhenNoPrune)},
 		{"metadata", map[bool]string{true: "from the record of an earlier load (no guest code run)",
 			false: "read by running the module's metadata entry point in the sandbox"}[recorded]},
@@ -162,6 +164,33 @@ func printInfo(w io.Writer, info wasm.Info, recorded bool) {
 		fmt.Fprintf(tw, "\t%s %s\n", f.Name, f.Type)
 	}
 	tw.Flush()
+}
+
+func lifecycleSummary(info wasm.Info) string {
+	if info.Lifecycle {
+		return "true (status.id, status.resource, the Available and Progressing conditions)"
+	}
+	return "false"
+}
+
+// deleteSummary says how a CR being deleted is cleaned up: by the plugin's own delete of each
+// CR, or only by the set prune.
+func deleteSummary(info wasm.Info) string {
+	if info.HasDelete {
+		return "per CR (each CR being deleted goes to the plugin's delete; its finalizer waits for that delete)"
+	}
+	return "none (a deleted CR's resource goes only through the prune, if any)"
+}
+
+// pruneSummary says whether the plugin prunes by set and what a prune spares.
+func pruneSummary(info wasm.Info) string {
+	if !info.HasPrune {
+		return "false"
+	}
+	if info.PruneScope == "group" {
+		return "true, per credential group (it spares only the specs of the group's own CRs)"
+	}
+	return "true, over every credential group (it spares every live CR's spec)"
 }
 
 func grantsSummary(gs []grant.Grant) string {

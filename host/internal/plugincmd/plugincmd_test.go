@@ -65,7 +65,9 @@ func TestInspectShowsWhatTheModuleDeclares(t *testing.T) {
 		"env prefix:   NEUTRON_ADDRESS_SCOPE",
 		"binding:      neutron-address-scopes",
 		"abi version:  1",
-		"prune:        true",
+		"lifecycle:    false",
+		"delete:       none (a deleted CR's resource goes only through the prune, if any)",
+		"prune:        true, over every credential group (it spares every live CR's spec)",
 		"cleanup:      PRUNE=true: FINALIZED_PRUNE; PRUNE=false: BEST_EFFORT_PRUNE",
 		"network GET,POST,DELETE v2.0/address-scopes v2.0/address-scopes/*",
 		"sha256:       sha256:" + fileDigest(t, path),
@@ -75,6 +77,29 @@ func TestInspectShowsWhatTheModuleDeclares(t *testing.T) {
 	} {
 		assert.Contains(t, out, want)
 	}
+}
+
+// A lifecycle plugin that deletes per CR says so, and that it has no set prune: what `prune:
+// false` alone made look like no cleanup at all.
+func TestInspectShowsTheLifecycleAndPerCRDelete(t *testing.T) {
+	code, out, errOut := runCmd(t, "inspect", guest(t, "projects"))
+	require.Equal(t, exitOK, code, errOut)
+	for _, want := range []string{
+		"lifecycle:    true (status.id, status.resource, the Available and Progressing conditions)",
+		"delete:       per CR (each CR being deleted goes to the plugin's delete; its finalizer waits for that delete)",
+		"prune:        false",
+		"cleanup:      PRUNE=true: FINALIZED_PRUNE; PRUNE=false: NONE",
+	} {
+		assert.Contains(t, out, want)
+	}
+	code, out, errOut = runCmd(t, "inspect", "--json", guest(t, "projects"))
+	require.Equal(t, exitOK, code, errOut)
+	var info wasm.Info
+	require.NoError(t, json.Unmarshal([]byte(out), &info))
+	assert.True(t, info.Lifecycle)
+	assert.True(t, info.HasDelete)
+	assert.False(t, info.HasPrune)
+	assert.Equal(t, "all", info.PruneScope)
 }
 
 func TestInspectJSON(t *testing.T) {

@@ -27,6 +27,13 @@ type Info struct {
 	Source      string `json:"source"`
 	Probe       bool   `json:"probe"`
 	HasPrune    bool   `json:"has_prune"`
+	// HasDelete: CRs being deleted go to the plugin one by one (its own delete of each CR's
+	// resource). Lifecycle: it reports the shared lifecycle status (status.id, conditions).
+	HasDelete bool `json:"has_delete"`
+	Lifecycle bool `json:"lifecycle"`
+	// PruneScope is what a set prune spares: "group" (only the CRs of its credential group) or
+	// "all" (every live CR's spec).
+	PruneScope string `json:"prune_scope"`
 	// Cleanup holds the effective policies, the framework defaults filled in.
 	Cleanup struct {
 		WhenPrune   string `json:"when_prune"`
@@ -139,7 +146,8 @@ func (p *Plugin) Info() Info {
 	}
 	info := Info{File: p.path, Size: p.size, SHA256: p.sha256, ABIVersion: m.ABIVersion, Name: m.Name,
 		Noun: m.Noun, EnvPrefix: p.prefix, BindingName: m.BindingName, Version: m.Version,
-		Description: m.Description, Source: m.Source, Probe: m.Probe, HasPrune: m.HasPrune, Grants: m.Grants, Sources: m.Sources}
+		Description: m.Description, Source: m.Source, Probe: m.Probe, HasPrune: m.HasPrune, HasDelete: m.HasDelete,
+		Lifecycle: m.Lifecycle, PruneScope: cmp.Or(m.PruneScope, "all"), Grants: m.Grants, Sources: m.Sources}
 	info.Cleanup.WhenPrune, info.Cleanup.WhenNoPrune = p.whenPrune.String(), p.whenNoPrune.String()
 	for _, f := range p.compiled.ImportedFunctions() {
 		mod, name, _ := f.Import()

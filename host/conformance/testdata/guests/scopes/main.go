@@ -7,6 +7,7 @@
 //	rewrite        updates every owned scope on every pass (not converged)
 //	greedy-prune   prunes every scope no CR claims, owned or not
 //	panic-on-bad   panics on a spec it cannot decode
+//	lenient        decodes its spec leniently, ignoring a field it does not declare
 //	outside-grant  reads networks, which it was not granted
 //	tags           tags what it creates, which the collection refuses
 //	memo-spec-only gives the convergence memo its spec as evidence, not the scope it compares
@@ -52,7 +53,11 @@ func list(ctx *pdk.Context, q url.Values) ([]scope, error) {
 
 func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 	var s spec
-	if err := req.DecodeSpec(&s); err != nil {
+	decode := req.DecodeSpec
+	if mode(ctx) == "lenient" {
+		decode = func(v any) error { return pdk.DecodeJSON(req.Spec, v) }
+	}
+	if err := decode(&s); err != nil {
 		if mode(ctx) == "panic-on-bad" {
 			panic(err)
 		}
