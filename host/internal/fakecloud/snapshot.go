@@ -20,6 +20,7 @@ type snapshot struct {
 	Routers     []*routerRec      `json:"routers,omitempty"`
 	Ranges      []*rangeRec       `json:"segment_ranges,omitempty"`
 	Runbooks    []*runbookRec     `json:"runbooks,omitempty"`
+	Pools       []*subnetPoolRec  `json:"subnet_pools,omitempty"`
 	Collections []savedCollection `json:"collections,omitempty"`
 	// Known are the collections osapi knows (Keystone projects, Neutron networks, ...).
 	Known json.RawMessage `json:"known"`
@@ -39,7 +40,7 @@ func (c *Cloud) Save() ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := snapshot{Version: snapshotVersion, Projects: c.projects, Flavors: c.flavors, Profiles: c.profiles,
-		Routers: c.routers, Ranges: c.ranges, Runbooks: c.runbooks, Known: known}
+		Routers: c.routers, Ranges: c.ranges, Runbooks: c.runbooks, Pools: c.pools, Known: known}
 	for _, col := range c.collections {
 		s.Collections = append(s.Collections, savedCollection{Collection: col.Collection, Objects: col.objects})
 	}
@@ -67,6 +68,7 @@ func (c *Cloud) Restore(b []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.projects, c.flavors, c.profiles, c.routers, c.ranges, c.runbooks = s.Projects, s.Flavors, s.Profiles, s.Routers, s.Ranges, s.Runbooks
+	c.pools = s.Pools
 	c.collections = nil
 	for _, col := range s.Collections {
 		c.collections = append(c.collections, &collection{Collection: col.Collection, objects: col.Objects})

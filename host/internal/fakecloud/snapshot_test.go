@@ -21,6 +21,8 @@ func TestSaveRestore(t *testing.T) {
 	require.Equal(t, http.StatusCreated, code)
 	scopeOwner := doc["address_scope"].(map[string]any)["project_id"]
 	flavor := a.AddFlavor(Flavor{Name: "gold", Enabled: true})
+	code, _ = admin.do("POST", a.NetworkURL()+"v2.0/subnetpools", "", `{"subnetpool": {"name": "p", "prefixes": ["10.0.0.0/16"]}}`)
+	require.Equal(t, http.StatusCreated, code)
 	require.NoError(t, a.AddCollection(Collection{Path: "v2.0/widgets", Key: "widget"}))
 	widget := a.AddObject("v2.0/widgets", map[string]any{"name": "w"})
 	saved, err := a.Save()
@@ -38,6 +40,9 @@ func TestSaveRestore(t *testing.T) {
 	require.Len(t, doc["address_scopes"], 1, "the restored cloud holds the scope")
 	assert.Equal(t, scopeOwner, b.projects["admin"], "the admin project keeps its id, so ownership still holds")
 	assert.Equal(t, []Flavor{flavor}, b.Flavors())
+	code, doc = admin.do("GET", b.NetworkURL()+"v2.0/subnetpools?name=p", "", "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Len(t, doc["subnetpools"], 1, "the restored cloud holds the subnet pool")
 	assert.Equal(t, widget["id"], b.Objects("v2.0/widgets")[0]["id"])
 
 	c := New(Options{})
