@@ -61,6 +61,8 @@ log "building the Kubernetes tools (cached)"
 k8s_bin=$(hack/k8s-tools.sh)
 log "building bin/openstack-sync and bin/plugins"
 go build -trimpath -o bin/openstack-sync ./host/cmd/openstack-sync
+# openstack-sync-dev serves test/e2e's Nautobot (the subnet pools' source of truth) on loopback.
+go build -trimpath -o bin/openstack-sync-dev ./host/cmd/openstack-sync-dev
 hack/build-plugins.sh bin/plugins
 # The operator image (no container engine): built twice, the second time with its own plugin and host
 # builds, and the digests must match; test/e2e's TestImage pushes, pulls and runs it.
@@ -123,7 +125,7 @@ if [ -n "$tagged" ]; then
 fi
 log "running test/e2e"
 (cd test/e2e && E2E_HELM="$k8s_bin/helm" E2E_IMAGE_LAYOUT="$work/image/layout" E2E_IMAGE_DIGEST="$image_digest" \
-  E2E_SHELL_OPERATOR="$k8s_bin/shell-operator" E2E_HOST_BINARY="$repo/bin/openstack-sync" \
+  E2E_SHELL_OPERATOR="$k8s_bin/shell-operator" E2E_HOST_BINARY="$repo/bin/openstack-sync" E2E_DEV_BINARY="$repo/bin/openstack-sync-dev" \
   E2E_PLUGINS_DIR="$repo/bin/plugins" E2E_CLOUDS_YAML="$clouds" E2E_CLOUD=local-admin E2E_SYSTEM_CLOUD=local-system \
   E2E_WORK_DIR="$work/run" "$work/e2e.test" -test.v -test.timeout 25m ${E2E_ONLY_TEST_E2E:+${E2E_RUN:+-test.run "$E2E_RUN"}}) 2>&1 | tee -a "$work/e2e.log"
 status=${PIPESTATUS[0]}

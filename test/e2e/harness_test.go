@@ -45,6 +45,7 @@ type env struct {
 	CloudsYAML    string // clouds.yaml of the real cloud
 	Cloud         string // its admin entry
 	SystemCloud   string // its system-scoped admin entry (Ironic); default Cloud
+	DevBinary     string // openstack-sync-dev, which serves the tier's Nautobot
 	WorkDir       string // logs and state; kept after the run
 }
 
@@ -54,6 +55,7 @@ func loadEnv() (env, []string) {
 		ShellOperator: os.Getenv("E2E_SHELL_OPERATOR"), HostBinary: os.Getenv("E2E_HOST_BINARY"),
 		PluginsDir: os.Getenv("E2E_PLUGINS_DIR"), CloudsYAML: os.Getenv("E2E_CLOUDS_YAML"),
 		Cloud: os.Getenv("E2E_CLOUD"), SystemCloud: os.Getenv("E2E_SYSTEM_CLOUD"), WorkDir: os.Getenv("E2E_WORK_DIR"),
+		DevBinary: os.Getenv("E2E_DEV_BINARY"),
 	}
 	if e.SystemCloud == "" {
 		e.SystemCloud = e.Cloud
@@ -62,7 +64,7 @@ func loadEnv() (env, []string) {
 	for name, v := range map[string]string{
 		"E2E_KUBECONFIG": e.Kubeconfig, "E2E_HELM": e.Helm, "E2E_SHELL_OPERATOR": e.ShellOperator,
 		"E2E_HOST_BINARY": e.HostBinary, "E2E_PLUGINS_DIR": e.PluginsDir, "E2E_CLOUDS_YAML": e.CloudsYAML,
-		"E2E_CLOUD": e.Cloud,
+		"E2E_CLOUD": e.Cloud, "E2E_DEV_BINARY": e.DevBinary,
 	} {
 		if v == "" {
 			missing = append(missing, name)
@@ -94,11 +96,13 @@ func TestMain(m *testing.M) {
 		if hk != nil {
 			hk.dumpLogs()
 			hk.stopOperator()
+			hk.nautobot.stop()
 		}
 		os.Exit(1)
 	}
 	code := m.Run()
 	hk.stopOperator()
+	hk.nautobot.stop()
 	if code != 0 {
 		hk.dumpLogs()
 	}
@@ -127,6 +131,8 @@ type harness struct {
 	values       string
 	examples     *examples
 	cloud        *cloud
+	// nautobot serves the Nautobot the examples name (nil when none does).
+	nautobot *nautobot
 
 	mu sync.Mutex
 	// listenPort is the running shell-operator's HTTP port (/metrics, /metrics/hooks).
@@ -166,6 +172,9 @@ func newHarness(e env) (*harness, error) {
 	}
 	if h.examples, err = loadExamples("../../examples"); err != nil {
 		return nil, err
+	}
+	if h.nautobot, err = startNautobot(e, h.examples); err != nil {
+		return h, err
 	}
 	if h.cloud, err = newCloud(ctx, e.CloudsYAML, e.Cloud, e.SystemCloud); err != nil {
 		return nil, err
@@ -210,7 +219,13 @@ func (h *harness) writeValues() error {
 			fmt.Fprintf(&data, "    hook: {env: {DEFAULT_SECRET: %s, DEFAULT_CLOUD: %s}}\n", h.examples.secret.GetName(), h.examples.clouds[0])
 		} else {
 			// Short readiness retries: a broken cloud fails the run in seconds, not five minutes.
-			data.WriteString("    hook: {env: {PRUNE: true, READY_RETRIES: 3, READY_DELAY: 1}}\n")
+			site := ""
+			if info.readsNautobot() && h.nautobot != nil {
+				// The operator allow-lists the tier's Nautobot for the plugin that reads it.
+				data.WriteString(h.nautobot.values())
+				site = ", SITE: " + h.nautobot.site
+			}
+			fmt.Fprintf(&data, "    hook: {env: {PRUNE: true, READY_RETRIES: 3, READY_DELAY: 1%s}}\n", site)
 		}
 	}
 	b.WriteString("pluginData:\n" + data.String())
@@ -220,8 +235,21 @@ func (h *harness) writeValues() error {
 
 // moduleInfo is what `openstack-sync plugin inspect --json` says of a module that the harness needs.
 type moduleInfo struct {
-	SHA256 string `json:"sha256"`
-	Probe  bool   `json:"probe"`
+	SHA256  string `json:"sha256"`
+	Probe   bool   `json:"probe"`
+	Sources []struct {
+		Name string `json:"name"`
+	} `json:"sources"`
+}
+
+// readsNautobot: the module declares the source nautobot (docs/abi.md section 8).
+func (m moduleInfo) readsNautobot() bool {
+	for _, s := range m.Sources {
+		if s.Name == "nautobot" {
+			return true
+		}
+	}
+	return false
 }
 
 // inspect asks the host binary under test what a module declares.

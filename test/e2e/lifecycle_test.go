@@ -46,6 +46,8 @@ func TestLifecycle(t *testing.T) {
 	b[routerFlavors.kind] = renamed(a[routerFlavors.kind], "-b", "spec", "name", "-e2e-b")
 	bad := renamed(a[segmentRanges.kind], "-bad-credentials", "spec", "name", "-e2e-bad")
 	require.NoError(t, unstructured.SetNestedField(bad.Object, badSecret, "spec", "cloudCredentialsRef", "secretName"))
+	pools := newPoolScenario(t, h, a[subnetPools.kind])
+	b[subnetPools.kind] = pools.adopted
 
 	// A rerun against a kept cloud starts clean; the run cleans up after itself too.
 	cleanOpenStack := func() {
@@ -58,17 +60,21 @@ func TestLifecycle(t *testing.T) {
 		for _, u := range []*unstructured.Unstructured{a[segmentRanges.kind], bad} {
 			assert.NoError(t, h.cloud.deleteSegmentRange(ctx, osName(u)))
 		}
+		pools.clean(t, ctx)
 	}
 	cleanOpenStack()
 	t.Cleanup(cleanOpenStack)
+	// What the subnet pools adopt and prune is there before the first run.
+	pools.prepare(t, ctx)
 
 	// Secrets and the first CRs exist before the operator starts, so its Synchronization run
 	// reconciles them all at once.
 	h.applySecrets(t, ctx)
+	h.applyTokenSecrets(t, ctx)
 	for _, k := range kinds {
 		h.create(t, ctx, k, a[k.kind])
 	}
-	for _, k := range []kind{runbooks, routerFlavors} {
+	for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 		h.create(t, ctx, k, b[k.kind])
 	}
 	require.NoError(t, h.startOperator(ctx))
@@ -77,7 +83,7 @@ func TestLifecycle(t *testing.T) {
 		for _, k := range kinds {
 			h.waitSynced(t, ctx, k, a[k.kind].GetName())
 		}
-		for _, k := range []kind{runbooks, routerFlavors} {
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			h.waitSynced(t, ctx, k, b[k.kind].GetName())
 		}
 	}), "later phases build on this one")
@@ -106,7 +112,7 @@ func TestLifecycle(t *testing.T) {
 	}), "later phases build on this one")
 
 	require.True(t, t.Run("PRUNE=true puts the finalizer on plugins that prune", func(t *testing.T) {
-		for _, k := range []kind{runbooks, routerFlavors} {
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			cr := h.get(t, ctx, k, a[k.kind].GetName())
 			assert.Contains(t, cr.GetFinalizers(), finalizer, "%s %s", k.kind, cr.GetName())
 		}
@@ -145,13 +151,15 @@ func TestLifecycle(t *testing.T) {
 			want, _, _ := unstructured.NestedFieldNoCopy(a[segmentRanges.kind].Object, "spec", field)
 			assert.EqualValues(t, fmt.Sprint(want), fmt.Sprint(r[field]), "segment range %s", field)
 		}
+
+		pools.checkConverged(t, ctx)
 	}), "later phases build on this one")
 
 	// The b CRs are converged and nobody touches them from here on: the runs of the next phases
 	// (which include them in their snapshots) must not write to them. A status field the CRD does
 	// not declare, or a message that varies, would rewrite their status every run (Decisions 2, 3).
 	quiet := map[string]string{}
-	for _, k := range []kind{runbooks, routerFlavors} {
+	for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 		quiet[k.kind] = h.get(t, ctx, k, b[k.kind].GetName()).GetResourceVersion()
 	}
 
@@ -169,6 +177,9 @@ func TestLifecycle(t *testing.T) {
 			require.Greater(t, max, min, "the example segment range must span more than one id")
 			newMax = max - 1
 			require.NoError(t, unstructured.SetNestedField(u.Object, newMax, "spec", "maximum"))
+		})
+		h.edit(t, ctx, subnetPools, a[subnetPools.kind].GetName(), func(u *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(u.Object, "edited by e2e", "spec", "description"))
 		})
 		// Same plugin, same run as the edited range: one credential group fails, the other syncs.
 		h.create(t, ctx, segmentRanges, bad)
@@ -190,6 +201,10 @@ func TestLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, r)
 		assert.EqualValues(t, fmt.Sprint(newMax), fmt.Sprint(r["maximum"]))
+		p, err := h.cloud.subnetPool(ctx, osName(a[subnetPools.kind]))
+		require.NoError(t, err)
+		require.NotNil(t, p)
+		assert.Equal(t, "edited by e2e", p["description"])
 
 		st := h.waitStatus(t, ctx, segmentRanges, bad.GetName(), "Failed")
 		assert.Equal(t, "False", st.ready["status"])
@@ -210,11 +225,12 @@ func TestLifecycle(t *testing.T) {
 				f, err := h.cloud.flavor(ctx, osName(a[routerFlavors.kind]))
 				return f == nil, err
 			},
+			subnetPools.kind: func() (bool, error) { return pools.poolGone(ctx) },
 		}
-		for _, k := range []kind{runbooks, routerFlavors} {
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			h.delete(t, ctx, k, a[k.kind].GetName())
 		}
-		for _, k := range []kind{runbooks, routerFlavors} {
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			name := a[k.kind].GetName()
 			// Checked in this order on every poll: once the CR is gone, the resource must already be.
 			h.waitFor(t, syncWait, fmt.Sprintf("%s %s to be deleted", k.kind, name), func() (bool, string) {
@@ -235,6 +251,10 @@ func TestLifecycle(t *testing.T) {
 		rb, err := h.cloud.runbook(ctx, osName(b[runbooks.kind]))
 		require.NoError(t, err)
 		require.NotNil(t, rb, "pruning one runbook must not touch another CR's runbook")
+		p, err := h.cloud.subnetPool(ctx, e2eAdoptedPool)
+		require.NoError(t, err)
+		require.NotNil(t, p, "pruning one subnet pool must not touch another CR's pool")
+		pools.checkScopesKept(t, ctx)
 
 		// Segment ranges hold no finalizer and are never pruned: the CR goes, the range stays.
 		h.delete(t, ctx, segmentRanges, a[segmentRanges.kind].GetName())
@@ -249,7 +269,7 @@ func TestLifecycle(t *testing.T) {
 	}), "later phases build on this one")
 
 	require.True(t, t.Run("converged CRs are not rewritten by later runs", func(t *testing.T) {
-		for _, k := range []kind{runbooks, routerFlavors} {
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			cr := h.get(t, ctx, k, b[k.kind].GetName())
 			assert.Equal(t, quiet[k.kind], cr.GetResourceVersion(), "%s %s changed though its spec did not: status %v", k.kind, cr.GetName(), cr.Object["status"])
 		}
@@ -259,7 +279,7 @@ func TestLifecycle(t *testing.T) {
 		before, err := h.installedDeployment(ctx)
 		require.NoError(t, err)
 		set := []string{"upgrade", release, chartDir, "--namespace", h.namespace, "--reuse-values"}
-		for _, key := range []string{"ironicRunbooks", "neutronRouterFlavors", "neutronSegmentRanges"} {
+		for _, key := range []string{"ironicRunbooks", "neutronRouterFlavors", "neutronSegmentRanges", "neutronSubnetPools"} {
 			set = append(set, "--set", "pluginData."+key+".hook.env.PRUNE=false")
 		}
 		out, err := h.helm(set...)
@@ -270,9 +290,13 @@ func TestLifecycle(t *testing.T) {
 		require.NotEqual(t, before.Spec.Template.Annotations[ann], after.Spec.Template.Annotations[ann],
 			"a hook setting changed, so the pod template must change and the pod restart")
 
+		// The bad-credentials range has shown what it was for. Left in place it fails its hook's
+		// Synchronization, which shell-operator retries in the main queue before the Synchronization
+		// of any hook after it, the subnet pools' among them.
+		h.delete(t, ctx, segmentRanges, bad.GetName())
 		h.stopOperator()
 		require.NoError(t, h.startOperator(ctx))
-		for _, k := range []kind{runbooks, routerFlavors} {
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			name := b[k.kind].GetName()
 			h.waitFor(t, syncWait, fmt.Sprintf("%s %s to lose the finalizer", k.kind, name), func() (bool, string) {
 				cr := h.get(t, ctx, k, name)
@@ -290,6 +314,9 @@ func TestLifecycle(t *testing.T) {
 		f, err := h.cloud.flavor(ctx, osName(b[routerFlavors.kind]))
 		require.NoError(t, err)
 		assert.NotNil(t, f, "with PRUNE=false a deleted CR's flavor stays in Neutron")
+		p, err := h.cloud.subnetPool(ctx, e2eAdoptedPool)
+		require.NoError(t, err)
+		assert.NotNil(t, p, "with PRUNE=false a deleted CR's subnet pool stays in Neutron (cleanup policy NONE)")
 		// Checked last, after more segment-range runs (the restart's Synchronization among them).
 		r, err := h.cloud.segmentRange(ctx, osName(a[segmentRanges.kind]))
 		require.NoError(t, err)

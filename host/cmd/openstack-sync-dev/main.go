@@ -15,11 +15,8 @@ import (
 	"strings"
 	"syscall"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/openstack-sync/openstack-sync/host/internal/demo"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
-	"github.com/openstack-sync/openstack-sync/host/internal/fakenautobot"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
 )
 
@@ -53,27 +50,6 @@ func embeddedCloud(collections []string, saved []byte) (runcmd.Embedded, error) 
 	return runcmd.Embedded{CloudsYAML: []byte(c.CloudsYAML()), Cloud: fakecloud.AdminCloud, Save: c.Save, Stop: c.Close}, nil
 }
 
-// embeddedNautobot starts the in-process Nautobot of `run --embedded-nautobot` with a seed file's
-// IPAM, points the specs at it and accepts the tokens of the Secrets they name.
-func embeddedNautobot(seedFile string, specs []map[string]any, secrets map[string]map[string][]byte) (string, string, func(), error) {
-	raw, err := os.ReadFile(seedFile)
-	if err != nil {
-		return "", "", nil, err
-	}
-	var seed fakenautobot.Seed
-	if err := yaml.UnmarshalStrict(raw, &seed); err != nil {
-		return "", "", nil, fmt.Errorf("%s: %w", seedFile, err)
-	}
-	nb := fakenautobot.New()
-	nb.Load(seed)
-	for _, ref := range nb.PointSpecs(specs) {
-		if v, ok := secrets[ref.Secret][ref.Key]; ok {
-			nb.AddToken(fakenautobot.Token{Key: strings.TrimSpace(string(v))})
-		}
-	}
-	return nb.URL(), seed.Site, nb.Close, nil
-}
-
 const usage = `usage: openstack-sync-dev <command> [arguments]
 
 commands:
@@ -81,11 +57,14 @@ commands:
           complete hook passes of the openstack-sync binary against an in-process cloud and
           Kubernetes
   run --plugin <file> --embedded-cloud [--state FILE] [--collection SERVICE:PATH:KEY[:notags]]... [--dry-run] CR.yaml...
+          openstack-sync run (one hook pass without Kubernetes) against a fresh in-process cloud
           (Keystone projects, domains, groups and roles and Neutron address scopes, address
           groups, security groups and networks are always served, with the real services'
-          rules; --collection describes any other resource, generically)
-          openstack-sync run (one hook pass without Kubernetes) against a fresh in-process cloud;
-          --clouds works as well; --embedded-nautobot SEED.yaml serves the subnet pools' Nautobot
+          rules; --collection describes any other resource, generically); --clouds works as
+          well; --embedded-nautobot SEED.yaml serves the subnet pools' Nautobot
+  nautobot --seed SEED.yaml --token-file FILE
+          serve the IPAM of SEED.yaml from an in-process Nautobot on loopback, accepting the token
+          in FILE, until interrupted; its URL is the first line of the output (the e2e tier's)
 `
 
 func main() {
@@ -105,6 +84,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return demo.Main(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runcmd.MainWithNautobot(ctx, args[1:], stdout, stderr, embeddedCloud, embeddedNautobot)
+	case "nautobot":
+		return serveNautobot(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +64,51 @@ func TestEmbeddedNautobot(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("prefix: [x]\n"), 0o600))
 	_, _, _, err = embeddedNautobot(bad, nil, nil)
 	assert.ErrorContains(t, err, bad+": error unmarshaling JSON")
+}
+
+// `openstack-sync-dev nautobot` serves a seed until interrupted, accepting only the file's token;
+// its URL is the first line it prints.
+func TestServeNautobot(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("fedcba9876543210\n"), 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	done := make(chan int)
+	var stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"nautobot", "--seed", "../../../examples/nautobot/seed.yaml", "--token-file", tokenFile}, w, &stderr)
+	}()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	require.NoError(t, err)
+	url := strings.TrimSpace(line)
+	get := func(token string) int {
+		req, err := http.NewRequest(http.MethodGet, url+"/api/ipam/prefixes/?id=53c8ee3b-09b9-41ab-a413-b1a1f5ecec6a", nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Token "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusOK, get("fedcba9876543210"))
+	assert.Equal(t, http.StatusForbidden, get("another"))
+	cancel()
+	assert.Equal(t, 0, <-done)
+	assert.Empty(t, stderr.String())
+
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"nautobot", "--seed", "s.yaml"}, 2, "--seed and --token-file are required"},
+		{[]string{"nautobot", "--seed", "no-such.yaml", "--token-file", tokenFile}, 1, "--seed: open no-such.yaml"},
+		{[]string{"nautobot", "--seed", "../../../examples/nautobot/seed.yaml", "--token-file", "no-such"}, 1, "--token-file: open no-such"},
+	} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, c.code, run(context.Background(), c.args, &out, &errOut), c.args)
+		assert.Contains(t, errOut.String(), c.want, c.args)
+	}
 }
