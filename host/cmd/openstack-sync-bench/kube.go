@@ -223,14 +223,19 @@ func (c *cluster) ensureNamespace(ctx context.Context, ns string) error {
 
 // putSecret creates or replaces a credentials Secret.
 func (c *cluster) putSecret(ctx context.Context, ns, name, cloudsYAML string) error {
+	return c.putSecretData(ctx, ns, name, map[string]any{"clouds.yaml": cloudsYAML})
+}
+
+// putSecretData creates or updates a Secret with the given stringData.
+func (c *cluster) putSecretData(ctx context.Context, ns, name string, data map[string]any) error {
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": name, "namespace": ns}, "type": "Opaque",
-		"stringData": map[string]any{"clouds.yaml": cloudsYAML}}}
+		"stringData": data}}
 	res := c.dyn.Resource(secretGVR).Namespace(ns)
 	if _, err := res.Create(ctx, obj, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "already exists") {
 		return err
 	}
-	patch, _ := json.Marshal(map[string]any{"stringData": map[string]any{"clouds.yaml": cloudsYAML}})
+	patch, _ := json.Marshal(map[string]any{"stringData": data})
 	_, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }

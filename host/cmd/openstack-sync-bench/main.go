@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.pluginsDir, "plugins-dir", "bin/plugins", "folder of the <name>.wasm plugins")
 	fs.StringVar(&c.native, "native", "", "native test host binary; when set each row is also run natively "+
 		"(plugins from <native-dir>/<name>, next to the binary)")
-	fs.StringVar(&plugins, "plugins", "ironic-runbooks,neutron-segment-ranges,neutron-router-flavors", "plugins to run")
+	fs.StringVar(&plugins, "plugins", "ironic-runbooks,neutron-segment-ranges,neutron-router-flavors,neutron-subnet-pools", "plugins to run")
 	fs.StringVar(&sizes, "sizes", "1,100", "CR counts in one credential group (the full matrix: 1,100,1000,5000)")
 	fs.StringVar(&groups, "groups", "", "extra SIZExGROUPS cases, e.g. 1000x10")
 	fs.StringVar(&workloads, "workloads", "create,converged,delete", "workloads to measure")
@@ -110,6 +110,8 @@ type row struct {
 	plugin, workload, host string
 	size, groups           int
 	samples                []sample
+	// nautobot: the plugin reads the bench's Nautobot, whose requests the row counts.
+	nautobot bool
 }
 
 func bench(ctx context.Context, c config, stdout, stderr io.Writer) error {
@@ -137,7 +139,12 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	cloudOpts := fakecloud.Options{Latency: c.latency}
 	e := &env{kube: kube, cloud: fakecloud.New(cloudOpts), cloudOpts: cloudOpts, state: state,
 		cacheDir: filepath.Join(state, "cache"), runs: c.runs, log: logf, logDir: c.logDir}
-	defer func() { e.cloud.Close() }()
+	defer func() {
+		e.cloud.Close()
+		if e.nautobot != nil {
+			e.nautobot.Close()
+		}
+	}()
 
 	builds := []hostBuild{{Label: "wasm", Binary: c.host, Plugin: func(n string) string { return filepath.Join(c.pluginsDir, n+".wasm") }}}
 	if c.native != "" {
@@ -203,7 +210,7 @@ func (s *scenario) measure(ctx context.Context, c config, builds []hostBuild) ([
 	want := func(w string) bool { return slices.Contains(c.workloads, w) }
 	for _, hb := range builds {
 		mk := func(w string) row {
-			return row{plugin: s.plugin.Name, workload: w, host: hb.Label, size: s.size, groups: s.groups}
+			return row{plugin: s.plugin.Name, workload: w, host: hb.Label, size: s.size, groups: s.groups, nautobot: s.plugin.Nautobot}
 		}
 		// An unmeasured create run fills the compilation cache and converges everything.
 		if err := s.resetForCreate(ctx); err != nil {
@@ -378,6 +385,10 @@ func printRow(w io.Writer, r row) {
 	os := requestSummary(last.OpenStack)
 	if n := last.OpenStack["keystone"]; n > 0 {
 		os += fmt.Sprintf(" (+%d Keystone)", n)
+	}
+	if r.nautobot {
+		// A source outside OpenStack, counted apart (docs/benchmarks.md, the subnet pools' table).
+		os += fmt.Sprintf(" (+%s Nautobot GET, %.2f per CR)", thousands(last.Nautobot), float64(last.Nautobot)/float64(max(r.size, 1)))
 	}
 	kube := "—"
 	if last.Kube != nil {

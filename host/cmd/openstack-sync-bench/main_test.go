@@ -24,6 +24,11 @@ func TestRowReportsMedianAndRange(t *testing.T) {
 	printRow(&out, row{plugin: "p", workload: "--config", host: "wasm", samples: []sample{
 		{Wall: 2 * time.Millisecond}, {Wall: 4 * time.Millisecond}}})
 	assert.Contains(t, out.String(), "| p | --config | — | wasm | 3 (2–4) |", "an even count takes the mean of the middle two")
+
+	out.Reset()
+	printRow(&out, row{plugin: "neutron-subnet-pools", workload: "converged", host: "wasm", size: 100, groups: 1, nautobot: true,
+		samples: []sample{{OpenStack: map[string]int{"GET": 3}, Nautobot: 100}}})
+	assert.Contains(t, out.String(), "| GET 3 (+100 Nautobot GET, 1.00 per CR) |", "a source outside OpenStack is counted apart")
 }
 
 func TestRequestSummary(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakenautobot"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 )
 
 // benchPlugin is one shipped CR plugin: its env prefix and how to write the i-th CR's spec so that
@@ -22,6 +24,9 @@ type benchPlugin struct {
 	Name      string
 	EnvPrefix string
 	Spec      func(i int) map[string]any
+	// Nautobot: the i-th CR references the i-th prefix of the bench's Nautobot, which the plugin
+	// reads through the host (docs/abi.md section 8); the rows then count its requests too.
+	Nautobot bool
 }
 
 var benchPlugins = []benchPlugin{
@@ -48,6 +53,36 @@ var benchPlugins = []benchPlugin{
 				"driver":      "neutron.services.l3_router.service_providers.single_node.SingleNodeDriver",
 				"description": "single node L3"}}}
 	}},
+	{Name: "neutron-subnet-pools", EnvPrefix: "NEUTRON_SUBNET_POOL", Nautobot: true, Spec: func(i int) map[string]any {
+		// One scope for every pool (found once per group), one /24 of its own per pool.
+		return map[string]any{"name": fmt.Sprintf("bench-%05d", i), "address_scope": map[string]any{"name": "bench-scope"},
+			"minimum_prefix_length": 26, "default_prefix_length": 28, "maximum_prefix_length": 30,
+			"nautobot": map[string]any{"tokenSecretRef": map[string]any{"secretName": benchTokenSecret, "key": "token"},
+				"prefix_refs": []any{map[string]any{"id": benchPrefixID(i)}}, "require": map[string]any{"type": "pool"}}}
+	}},
+}
+
+// The bench's Nautobot: its site, the Secret of its token, and the i-th prefix.
+const (
+	benchSite        = "bench-site"
+	benchTokenSecret = "bench-nautobot"
+)
+
+func benchPrefixID(i int) string { return fmt.Sprintf("b0000000-0000-4000-8000-%012d", i) }
+
+// ensureNautobot starts the bench's Nautobot on first use and seeds the prefixes of n CRs.
+func (e *env) ensureNautobot(n int) {
+	if e.nautobot == nil {
+		e.nautobot = fakenautobot.New()
+		e.nautobot.AddLocation(fakenautobot.Location{Name: benchSite})
+		e.nbToken = "0123456789abcdef0123456789abcdef01234567"
+		e.nautobot.AddToken(fakenautobot.Token{Key: e.nbToken})
+	}
+	for ; e.nbSeeded < n; e.nbSeeded++ {
+		i := e.nbSeeded
+		e.nautobot.AddPrefix(fakenautobot.Prefix{ID: benchPrefixID(i), Prefix: fmt.Sprintf("10.%d.%d.0/24", i/256, i%256),
+			Type: "pool", Status: "Active", Namespace: "Global", Locations: []string{benchSite}})
+	}
 }
 
 func (p benchPlugin) plural() string { return strings.ReplaceAll(p.Name, "-", "") }
@@ -72,6 +107,10 @@ type env struct {
 	// logDir, when set, keeps every hook run's log.
 	logDir string
 	logSeq int
+	// nautobot serves the plugins that read one (benchPlugin.Nautobot); nbSeeded prefixes so far.
+	nautobot *fakenautobot.Server
+	nbToken  string
+	nbSeeded int
 }
 
 // scenario is one plugin at one size and group count, in its own namespace.
@@ -91,6 +130,9 @@ func (s *scenario) crName(i int) string { return fmt.Sprintf("bench-%05d", i) }
 // object is the i-th CR; its group is i mod groups.
 func (s *scenario) object(i int) *unstructured.Unstructured {
 	spec := s.plugin.Spec(i)
+	if nb, _ := spec["nautobot"].(map[string]any); nb != nil {
+		nb["url"] = s.env.nautobot.URL()
+	}
 	spec["cloudCredentialsRef"] = map[string]any{"secretName": s.secret(i % s.groups), "cloudName": fakecloud.AdminCloud}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": s.res.APIVersion(), "kind": s.res.Kind,
@@ -101,6 +143,9 @@ func (s *scenario) object(i int) *unstructured.Unstructured {
 
 // setup creates the namespace, the Secrets and the CRs (none converged yet).
 func (s *scenario) setup(ctx context.Context) error {
+	if s.plugin.Nautobot {
+		s.env.ensureNautobot(s.size)
+	}
 	if err := s.env.kube.ensureNamespace(ctx, s.ns); err != nil {
 		return err
 	}
@@ -115,6 +160,9 @@ func (s *scenario) writeSecrets(ctx context.Context) error {
 		if err := s.env.kube.putSecret(ctx, s.ns, s.secret(g), s.env.cloud.CloudsYAML()); err != nil {
 			return fmt.Errorf("secret %s: %w", s.secret(g), err)
 		}
+	}
+	if s.plugin.Nautobot {
+		return s.env.kube.putSecretData(ctx, s.ns, benchTokenSecret, map[string]any{"token": s.env.nbToken})
 	}
 	return nil
 }
@@ -171,6 +219,8 @@ type sample struct {
 	Exit      int
 	OpenStack map[string]int
 	Kube      map[string]int
+	// Nautobot counts the requests the bench's Nautobot received.
+	Nautobot int
 }
 
 // runHook runs one hook process over the namespace's current CRs and measures it.
@@ -187,6 +237,9 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 		return sample{}, err
 	}
 	s.env.cloud.ResetRequests()
+	if s.env.nautobot != nil {
+		s.env.nautobot.ResetRequests()
+	}
 	s.env.kube.take()
 	p := s.plugin.EnvPrefix
 	env := []string{
@@ -204,6 +257,13 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 		p + "_READY_RETRIES=1",
 		p + "_READY_DELAY=0",
 	}
+	if s.plugin.Nautobot {
+		src, err := hookenv.SourceURL(s.env.nautobot.URL())
+		if err != nil {
+			return sample{}, err
+		}
+		env = append(env, p+hookenv.SourcesSuffix+"="+hookenv.SourcesJSON([]hookenv.Source{{Name: "nautobot", URL: src}}), p+"_SITE="+benchSite)
+	}
 	for _, v := range os.Environ() {
 		// Knobs of the host under test pass through (sandbox tuning, profiling).
 		if strings.HasPrefix(v, "OPENSTACK_SYNC_WASM_") || strings.HasPrefix(v, "OPENSTACK_SYNC_MEMO_") ||
@@ -217,6 +277,9 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 	var stderr strings.Builder
 	u, err := measured(ctx, env, nil, &stderr, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name))
 	out := sample{Wall: u.Wall, CPU: u.CPU, RSS: u.RSS, Exit: u.Exit, OpenStack: s.env.cloud.RequestCounts(), Kube: s.env.kube.take()}
+	if s.plugin.Nautobot {
+		out.Nautobot = len(s.env.nautobot.Requests())
+	}
 	if s.env.logDir != "" {
 		s.env.logSeq++
 		name := fmt.Sprintf("%03d-%s-%s-%d.log", s.env.logSeq, hb.Label, s.plugin.Name, s.size)
