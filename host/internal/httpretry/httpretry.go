@@ -143,3 +143,21 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// SetDefaults gives each limit that is zero or negative the default every outbound proxy shares
+// (OpenStack's session and the sources'): 30 s per request, 4 attempts, waits from 500 ms doubling
+// to at most 10 s, and a Retry-After honoured up to a minute.
+func SetDefaults(requestTimeout *time.Duration, maxAttempts *int, baseDelay, maxDelay, maxRetryAfter *time.Duration) {
+	orDefault := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	orDefault(requestTimeout, 30*time.Second)
+	if *maxAttempts <= 0 {
+		*maxAttempts = 4
+	}
+	orDefault(baseDelay, 500*time.Millisecond)
+	orDefault(maxDelay, 10*time.Second)
+	orDefault(maxRetryAfter, time.Minute)
+}

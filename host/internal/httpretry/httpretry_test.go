@@ -29,3 +29,14 @@ func TestBackoffDoublesUpToTheCap(t *testing.T) {
 		[]time.Duration{Backoff(time.Second, 5*time.Second, 1), Backoff(time.Second, 5*time.Second, 2),
 			Backoff(time.Second, 5*time.Second, 3), Backoff(time.Second, 5*time.Second, 4), Backoff(time.Second, 5*time.Second, 99)})
 }
+
+func TestSetDefaults(t *testing.T) {
+	var timeout, base, most, after time.Duration
+	var attempts int
+	SetDefaults(&timeout, &attempts, &base, &most, &after)
+	assert.Equal(t, []any{30 * time.Second, 4, 500 * time.Millisecond, 10 * time.Second, time.Minute}, []any{timeout, attempts, base, most, after})
+	timeout, attempts, base, most, after = time.Second, 1, time.Millisecond, 2*time.Millisecond, 3*time.Second
+	SetDefaults(&timeout, &attempts, &base, &most, &after)
+	assert.Equal(t, []any{time.Second, 1, time.Millisecond, 2 * time.Millisecond, 3 * time.Second}, []any{timeout, attempts, base, most, after},
+		"what is set stays")
+}

@@ -39,6 +39,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/httpretry"
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
@@ -92,24 +93,10 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Second
-	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = plugin.MaxResponseBytes
 	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 4
-	}
-	if o.RetryBaseDelay <= 0 {
-		o.RetryBaseDelay = 500 * time.Millisecond
-	}
-	if o.RetryMaxDelay <= 0 {
-		o.RetryMaxDelay = 10 * time.Second
-	}
-	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = time.Minute
-	}
+	httpretry.SetDefaults(&o.RequestTimeout, &o.MaxAttempts, &o.RetryBaseDelay, &o.RetryMaxDelay, &o.MaxRetryAfter)
 	if o.RateBurst <= 0 {
 		o.RateBurst = 1
 	}
