@@ -16,6 +16,11 @@ import (
 // compiling and refused past these, and the compile as a whole has a deadline. The plugins of
 // this repository peak at a 50 KB body, a nesting depth of 549 and a br_table of 1,144 targets;
 // 8,192 nested blocks compile in ~5 s and 16,384 in ~30 s (docs/reliability.md, "Bounded compile").
+// Calls cost the compiler far more memory than other instructions while it compiles their
+// function (measured: ~0.9 KB a call and ~13 KB a call_indirect; a 1 MiB body of call_indirect
+// ran a process past 1.5 GiB), and some of it stays with the compiled code, so they are counted
+// per function and per module too; the plugins of this repository make at most 264 calls and 16
+// indirect calls in one function, 23,109 and 521 in all.
 const (
 	// DefaultCompileTimeout bounds compiling one module (Options.CompileTimeout). A real plugin
 	// compiles in 1-3 s on an idle core, but took over 2 minutes on a machine with a load of 25
@@ -24,25 +29,34 @@ const (
 	DefaultCompileTimeout = 10 * time.Minute
 	// CompileTimeoutEnv sets Options.CompileTimeout.
 	CompileTimeoutEnv = "OPENSTACK_SYNC_WASM_COMPILE_TIMEOUT"
-	// maxFunctionBytes bounds one function body.
-	maxFunctionBytes = 1 << 20
+	// maxFunctionBytes bounds one function body: the compiler's memory for one function grows with
+	// it.
+	maxFunctionBytes = 1 << 18
 	// maxNesting bounds how deep blocks, loops, ifs and trys nest in one function.
 	maxNesting = 1 << 12
 	// maxBrTableTargets bounds one br_table; maxFunctionBrTargets all br_table targets of one
 	// function.
 	maxBrTableTargets    = 1 << 14
 	maxFunctionBrTargets = 1 << 15
+	// maxFunctionCalls bounds call and return_call in one function, maxModuleCalls in all;
+	// maxFunctionIndirectCalls and maxModuleIndirectCalls the same for call_indirect and
+	// return_call_indirect.
+	maxFunctionCalls         = 1 << 13
+	maxModuleCalls           = 1 << 18
+	maxFunctionIndirectCalls = 1 << 10
+	maxModuleIndirectCalls   = 1 << 14
 )
 
 // checkBody walks one function body's instructions (after its locals) and refuses control flow
-// past the compile budget. An opcode it does not know stops the walk: the compiler refuses it
-// (or knows it and its immediates, which carry no control flow this walk would need).
-func checkBody(i uint64, body []byte) error {
+// and calls past the compile budget. An opcode it does not know stops the walk: the compiler
+// refuses it (or knows it and its immediates, which carry no control flow this walk would need).
+func (s *structure) checkBody(i uint64, body []byte) error {
 	if len(body) > maxFunctionBytes {
 		return fmt.Errorf("function body %d has %d bytes; the host compiles at most %d", i, len(body), maxFunctionBytes)
 	}
 	r := &reader{b: body}
-	depth, targets := 0, uint64(0)
+	depth, targets, calls, indirect := 0, uint64(0), 0, 0
+	defer func() { s.calls, s.indirectCalls = s.calls+uint64(calls), s.indirectCalls+uint64(indirect) }()
 	for !r.bad && len(r.b) > 0 {
 		op := r.byte()
 		switch {
@@ -76,10 +90,24 @@ func checkBody(i uint64, body []byte) error {
 			for j := uint64(0); j <= n && !r.bad; j++ {
 				r.leb()
 			}
-		case op == 0x0c || op == 0x0d || op == 0x10 || op == 0x12 || op == 0x07 || op == 0x08 || op == 0x09 ||
+		case op == 0x10 || op == 0x12: // call, return_call
+			if calls++; calls > maxFunctionCalls {
+				return fmt.Errorf("function body %d makes more than %d calls", i, maxFunctionCalls)
+			}
+			if s.calls+uint64(calls) > maxModuleCalls {
+				return fmt.Errorf("function bodies make more than %d calls in all", maxModuleCalls)
+			}
+			r.leb()
+		case op == 0x0c || op == 0x0d || op == 0x07 || op == 0x08 || op == 0x09 ||
 			op == 0x18 || op >= 0x20 && op <= 0x26 || op == 0xd2 || op == 0x3f || op == 0x40 || op == 0xd5 || op == 0xd6:
 			r.leb()
 		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
+			if indirect++; indirect > maxFunctionIndirectCalls {
+				return fmt.Errorf("function body %d makes more than %d indirect calls", i, maxFunctionIndirectCalls)
+			}
+			if s.indirectCalls+uint64(indirect) > maxModuleIndirectCalls {
+				return fmt.Errorf("function bodies make more than %d indirect calls in all", maxModuleIndirectCalls)
+			}
 			r.leb()
 			r.leb()
 		case op == 0x1c: // select t*

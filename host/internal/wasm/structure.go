@@ -14,6 +14,9 @@ import (
 // most 2,550 functions, one table of about 7,000 entries, at most a few dozen locals per function
 // and at most 10,700 locals in all (docs/reliability.md, "Bounded load").
 const (
+	// maxModuleBytes caps the module itself: every bound below is per module, and the host's
+	// memory while it loads one grows with its size (docs/reliability.md, "Bounded load").
+	maxModuleBytes = 16 << 20
 	// maxTableEntries caps each table (8 bytes an entry on the host), at instantiation and when
 	// the guest grows it with table.grow.
 	maxTableEntries = 1 << 20
@@ -24,9 +27,34 @@ const (
 	// local of every function it compiles, so 2,000 unused functions of 65,536 locals each (a
 	// valid 17 KB module) would cost a gigabyte on every run.
 	maxModuleLocals = 1 << 18
-	// maxFunctions caps the functions a module defines; every one costs the decoder and the
-	// compiler a fixed record however small its body.
+	// maxFunctions caps the functions a module defines (and the entries of its function
+	// section); every one costs the decoder and the compiler a fixed record however small its
+	// body.
 	maxFunctions = 1 << 16
+
+	// The entries below each cost the decoder a record of 100-600 bytes for as little as one to
+	// five bytes of module, far past the 16 bytes a module byte the load bound allows (measured:
+	// a type section of 3-byte types, 193 bytes allocated a byte), so each kind is counted. The
+	// plugins of this repository have at most 19 types, 41 imports, 10 exports, 8 globals, one
+	// element segment of 2,699 entries and 47,006 data segments.
+	maxTypes = 1 << 12
+	// maxTypeValues caps the parameters and results of one function type: the decoder's work
+	// per type grows with their square (one type of a million parameters allocated over a
+	// terabyte in all); maxModuleTypeValues those of every type together.
+	maxTypeValues       = 1000
+	maxModuleTypeValues = 1 << 13
+	maxImports          = 1 << 12
+	maxExports          = 1 << 12
+	maxGlobals          = 1 << 12
+	maxElementSegments  = 1 << 12
+	// maxElementEntries caps the entries of all element segments (73 bytes each to the decoder).
+	maxElementEntries = 1 << 17
+	maxDataSegments   = 1 << 17
+	maxTags           = 1 << 12
+	// maxCustomSections caps custom sections: the shaping keeps a record per section.
+	maxCustomSections = 1 << 10
+	// maxNames caps the function names and the local names of a "name" section, each.
+	maxNames = maxFunctions + maxImports
 )
 
 // Section ids of the binary format.
@@ -78,6 +106,9 @@ func limitCompiledStructure(path string, b []byte) (shape, error) {
 // binary format's encoding, merged (planData). data is nil when the module keeps its data section.
 type shape struct {
 	module, data []byte
+	// calls and indirectCalls are what the function bodies call, when they were walked: each
+	// costs the compiler memory while it compiles its function (compile.go).
+	calls, indirectCalls uint64
 }
 
 func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
@@ -89,7 +120,11 @@ func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
 		// copy: the result never shares the caller's bytes (a mapped file, see readModule).
 		return shape{module: slices.Clone(b[:min(len(b), 8)])}, nil
 	}
+	if len(b) > maxModuleBytes {
+		return shape{}, refuse("is %d bytes; the host loads modules of at most %d bytes (%d MiB)", len(b), maxModuleBytes, maxModuleBytes>>20)
+	}
 	s := &structure{walkBodies: walkBodies}
+	customs := 0
 	// The sections as they will be written, then one buffer of the exact size: the module is
 	// megabytes, and every copy of it is host memory on every run. A merged data section is
 	// written straight into it (data).
@@ -113,6 +148,11 @@ func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
 		pos += len(whole)
 		if int(id) >= len(sectionNames) {
 			return shape{}, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(whole))
+		}
+		if id == sectionCustom {
+			if customs++; customs > maxCustomSections {
+				return shape{}, refuse("has more than %d custom sections", maxCustomSections)
+			}
 		}
 		if id == sectionTable {
 			table, err := limitTables(body)
@@ -158,7 +198,7 @@ func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
 		}
 		out = append(out, p...)
 	}
-	sh := shape{module: out}
+	sh := shape{module: out, calls: s.calls, indirectCalls: s.indirectCalls}
 	if lifted != nil {
 		sh.data = lifted.appendBody(make([]byte, 0, lifted.bodySize))
 	}
@@ -168,6 +208,9 @@ func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
 // structure carries the module-wide totals across sections.
 type structure struct {
 	functions, locals uint64
+	// typeValues, elementEntries: the parameters and results of every type, the entries of every
+	// element segment; calls and indirectCalls those of every function body (checkBody).
+	typeValues, elementEntries, calls, indirectCalls uint64
 	// importsMemory and dataCount decide whether data segments may be merged (planData);
 	// with memories, memoryMin and start, whether they may be lifted out (liftable).
 	importsMemory, dataCount, start bool
@@ -190,15 +233,15 @@ func (s *structure) check(id byte, body []byte) error {
 		s.dataCount = true
 		r.leb()
 	case sectionType:
-		err = r.each("type", func(i uint64) error { return checkType(r) })
+		err = r.eachUpTo("type", maxTypes, func(i uint64) error { return s.checkType(r) })
 	case sectionImport:
-		err = r.each("import", func(i uint64) error {
+		err = r.eachUpTo("import", maxImports, func(i uint64) error {
 			memory, err := checkImport(r)
 			s.importsMemory = s.importsMemory || memory
 			return err
 		})
 	case sectionFunction:
-		err = r.each("function", func(i uint64) error { r.leb(); return nil })
+		err = r.eachUpTo("function", maxFunctions, func(i uint64) error { r.leb(); return nil })
 	case sectionMemory:
 		err = r.each("memory", func(i uint64) error {
 			if least := r.limits(); i == 0 {
@@ -208,26 +251,26 @@ func (s *structure) check(id byte, body []byte) error {
 			return nil
 		})
 	case sectionGlobal:
-		err = r.each("global", func(i uint64) error {
+		err = r.eachUpTo("global", maxGlobals, func(i uint64) error {
 			r.valType()
 			r.byte() // mutability
 			return skipConstExpr(r)
 		})
 	case sectionExport:
-		err = r.each("export", func(i uint64) error {
+		err = r.eachUpTo("export", maxExports, func(i uint64) error {
 			r.bytes()
 			r.byte() // kind
 			r.leb()
 			return nil
 		})
 	case sectionElement:
-		err = checkElements(r)
+		err = s.checkElements(r)
 	case sectionCode:
 		err = s.checkCode(r)
 	case sectionData:
-		err = r.each("data segment", func(i uint64) error { return checkData(r) })
+		err = r.eachUpTo("data segment", maxDataSegments, func(i uint64) error { return checkData(r) })
 	case sectionTag:
-		err = r.each("tag", func(i uint64) error {
+		err = r.eachUpTo("tag", maxTags, func(i uint64) error {
 			r.byte() // attribute
 			r.leb()
 			return nil
@@ -283,7 +326,7 @@ func (s *structure) checkCode(r *reader) error {
 		if !s.walkBodies {
 			return nil
 		}
-		return checkBody(i, fn.b)
+		return s.checkBody(i, fn.b)
 	})
 }
 
@@ -427,6 +470,20 @@ func (r *reader) each(what string, f func(i uint64) error) error {
 	return nil
 }
 
+// eachUpTo is each for a vector of at most limit entries: what (in the singular) names them.
+func (r *reader) eachUpTo(what string, limit uint64, f func(i uint64) error) error {
+	before := *r
+	n, err := r.count(what)
+	if err != nil {
+		return err
+	}
+	if n > limit {
+		return fmt.Errorf("declares %d %ss; the host allows at most %d", n, what, limit)
+	}
+	*r = before
+	return r.each(what, f)
+}
+
 // valType skips a value type: one byte, or a reference prefix and its heap type.
 func (r *reader) valType() {
 	if t := r.byte(); t == 0x63 || t == 0x64 {
@@ -449,22 +506,37 @@ func (r *reader) limits() uint64 {
 	return least
 }
 
-// checkType checks one function type, or a recursion group of them.
-func checkType(r *reader) error {
+// checkType checks one function type, or a recursion group of them, and counts their
+// parameters and results.
+func (s *structure) checkType(r *reader) error {
 	functype := func() error {
 		if r.byte() != 0x60 && !r.bad {
 			return fmt.Errorf("has a type that is not a function type")
 		}
+		values := uint64(0)
 		for _, what := range []string{"the parameters of a type", "the results of a type"} {
-			if err := r.each(what, func(uint64) error { r.valType(); return nil }); err != nil {
+			n, err := r.count(what)
+			if err != nil {
 				return err
 			}
+			if values += n; values > maxTypeValues {
+				return fmt.Errorf("has a type of more than %d parameters and results", maxTypeValues)
+			}
+			for range n {
+				if r.bad {
+					break
+				}
+				r.valType()
+			}
+		}
+		if s.typeValues += values; s.typeValues > maxModuleTypeValues {
+			return fmt.Errorf("has more than %d parameters and results in all its types", maxModuleTypeValues)
 		}
 		return nil
 	}
 	if len(r.b) > 0 && r.b[0] == 0x4e { // recursion group
 		r.byte()
-		return r.each("a recursion group", func(uint64) error { return functype() })
+		return r.eachUpTo("type", maxTypes, func(uint64) error { return functype() })
 	}
 	return functype()
 }
@@ -748,17 +820,25 @@ func checkCustom(r *reader) error {
 		case 0:
 			r.bytes()
 		case 1, 2:
-			err := r.each(fmt.Sprintf("\"name\": subsection %d", id), func(uint64) error {
-				r.leb()
-				if id == 1 {
-					r.bytes()
-					return nil
+			names := 0
+			name := func() error {
+				if names++; names > maxNames {
+					return fmt.Errorf("\"name\": subsection %d names more than %d functions or locals", id, maxNames)
 				}
-				return r.each("\"name\": the local names of a function", func(uint64) error {
-					r.leb()
-					r.bytes()
-					return nil
-				})
+				r.leb()
+				r.bytes()
+				return nil
+			}
+			err := r.each(fmt.Sprintf("\"name\": subsection %d", id), func(uint64) error {
+				if id == 1 {
+					return name()
+				}
+				// A function's entry costs the decoder a record of its own, locals or none.
+				if names++; names > maxNames {
+					return fmt.Errorf("\"name\": subsection %d names more than %d functions or locals", id, maxNames)
+				}
+				r.leb()
+				return r.each("\"name\": the local names of a function", func(uint64) error { return name() })
 			})
 			if err != nil {
 				return err
@@ -776,8 +856,8 @@ func checkCustom(r *reader) error {
 // checkElements checks the vector counts inside element segments, in each of the eight
 // encodings. A constant expression it cannot read is refused: the decoder accepts no more than
 // these, and one it could read past would reach a count unchecked.
-func checkElements(r *reader) error {
-	return r.each("element", func(i uint64) error {
+func (s *structure) checkElements(r *reader) error {
+	return r.eachUpTo("element segment", maxElementSegments, func(i uint64) error {
 		flags := r.leb()
 		if flags > 7 {
 			return fmt.Errorf("element segment %d has flags %d", i, flags)
@@ -798,6 +878,15 @@ func checkElements(r *reader) error {
 				r.byte() // element kind
 			}
 		}
+		before := *r
+		n, err := r.count(fmt.Sprintf("element segment %d", i))
+		if err != nil {
+			return err
+		}
+		if s.elementEntries += n; s.elementEntries > maxElementEntries {
+			return fmt.Errorf("element segments hold more than %d entries in all", maxElementEntries)
+		}
+		*r = before
 		return r.each(fmt.Sprintf("element segment %d", i), func(uint64) error {
 			if !exprs {
 				r.leb()
