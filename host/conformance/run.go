@@ -19,6 +19,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/openstack"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
@@ -443,7 +444,7 @@ func (k *kit) memo(t *part) {
 			}
 		}
 	}
-	if entries, _ := filepath.Glob(filepath.Join(k.memoDir, "*.json")); len(entries) == 0 {
+	if entries, _ := filepath.Glob(filepath.Join(k.memoDir, modulecache.Memo.Dir, "*"+modulecache.Memo.Ext)); len(entries) == 0 {
 		t.Logf("the plugin does not use the convergence memo (docs/abi.md): every converged CR is reconciled in full")
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
@@ -224,7 +225,8 @@ func TestNew(t *testing.T) {
 }
 
 // The second inspect of a module reads its metadata from the record the first one wrote, without
-// running guest code: an edited record (same module, so same digest) is what it shows.
+// running guest code: a record written anew for the same module is what it shows, and a record
+// edited in place (its checksum no longer holds) is not trusted.
 func TestInspectReadsTheRecordWithoutRunningTheModule(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv(wasm.CacheDirEnv, cache)
@@ -236,9 +238,13 @@ func TestInspectReadsTheRecordWithoutRunningTheModule(t *testing.T) {
 	records, err := filepath.Glob(filepath.Join(cache, "metadata", "*.json"))
 	require.NoError(t, err)
 	require.Len(t, records, 1)
-	raw, err := os.ReadFile(records[0])
+	module, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(records[0], bytes.Replace(raw, []byte(`"0.3.1"`), []byte(`"9.9.9-from-record"`), 1), 0o644))
+	digest := modulecache.Digest(sha256.Sum256(module))
+	raw, err := modulecache.Dir(cache).Read(modulecache.Record, digest.String(), digest)
+	require.NoError(t, err)
+	require.NoError(t, modulecache.Dir(cache).Write(modulecache.Record, digest.String(), digest,
+		bytes.Replace(raw, []byte(`"0.3.1"`), []byte(`"9.9.9-from-record"`), 1)))
 
 	code, out, errOut = runCmd(t, "inspect", path)
 	require.Equal(t, exitOK, code, errOut)
@@ -246,9 +252,16 @@ func TestInspectReadsTheRecordWithoutRunningTheModule(t *testing.T) {
 	assert.Contains(t, out, "version:      9.9.9-from-record", "the record answered, not the module")
 	assert.Contains(t, out, "openstack_sync_abi_v1 () -> ()", "imports and exports come from the compiled module")
 
-	// A record that breaks the metadata rules is not trusted: the module answers.
-	require.NoError(t, os.WriteFile(records[0], []byte(`{"abi_version": 1}`), 0o644))
-	code, out, _ = runCmd(t, "inspect", path)
-	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "version:      0.3.1")
+	// A record edited in place, or one that breaks the metadata rules, is not trusted: the module
+	// answers.
+	edited, err := os.ReadFile(records[0])
+	require.NoError(t, err)
+	for _, bad := range [][]byte{bytes.Replace(edited, []byte(`"9.9.9-from-record"`), []byte(`"9.9.9-edited-in-it"`), 1),
+		[]byte(`{"abi_version": 1}`)} {
+		require.NoError(t, os.WriteFile(records[0], bad, 0o644))
+		code, out, _ = runCmd(t, "inspect", path)
+		require.Equal(t, exitOK, code)
+		assert.Contains(t, out, "version:      0.3.1")
+		require.NoError(t, modulecache.Dir(cache).Write(modulecache.Record, digest.String(), digest, []byte(`{"abi_version": 1}`)))
+	}
 }

@@ -241,7 +241,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 		if err := p.memo.save(); err != nil {
 			// A cache: the next run reconciles in full what this one could not record.
 			p.log.Warn("cannot write the convergence memo; the next run reconciles every CR in full",
-				"file", p.memo.path, "error", err.Error())
+				"file", p.memo.path(), "error", err.Error())
 		}
 		p.memo = nil
 	}

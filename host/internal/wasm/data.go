@@ -6,86 +6,68 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"os"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 )
 
 // The data the host lifted out of a module (liftable) is written into each instance's memory by
 // applyData, after wazero instantiated the module and before the guest's _initialize. It comes
-// from the heap on the load that shaped the module, and from its own cache file, beside the
-// shaped module, on every later one: read through a small buffer straight into the guest's
-// memory, so the process never holds a second copy of it.
+// from the heap on the load that shaped the module, and from its own cache file
+// (modulecache.Data), beside the shaped module, on every later one: read through a small buffer
+// straight into the guest's memory, so the process never holds a second copy of it.
 
-// dataPath is the cache file of the module's lifted data: its body, then a CRC-32C trailer.
-func dataPath(cacheDir, digest string) string { return shapedFile(cacheDir, digest, ".data") }
-
-// errDataDamaged is a data file whose bytes are not the ones written.
-var errDataDamaged = errors.New("the data of the module is damaged")
+// errDataDamaged is lifted data whose bytes are not what the shaping writes.
+var errDataDamaged = modulecache.ErrDamaged
 
 // liftedData is where an instance's lifted data comes from: bytes, or the data file of the
-// module digest in the cache directory dir. The zero value is a module that keeps its data section.
+// module digest in the cache. The zero value is a module that keeps its data section.
 type liftedData struct {
-	bytes       []byte
-	dir, digest string
+	bytes  []byte
+	cache  modulecache.Dir
+	digest modulecache.Digest
 }
 
-func (d liftedData) none() bool { return d.bytes == nil && d.dir == "" }
+func (d liftedData) none() bool { return d.bytes == nil && d.cache == "" }
 
-func (d liftedData) path() string { return dataPath(d.dir, d.digest) }
+func (d liftedData) path() string { return d.cache.Path(modulecache.Data, d.digest.String()) }
 
 // apply writes the data into mem.
 func (d liftedData) apply(mem api.Memory) error {
 	switch {
 	case d.bytes != nil:
 		return applyData(mem, bufio.NewReader(bytes.NewReader(d.bytes)))
-	case d.dir != "":
-		return readDataFile(d.path(), func(r *bufio.Reader) error { return applyData(mem, r) })
+	case d.cache != "":
+		return d.cache.Stream(modulecache.Data, d.digest.String(), d.digest, func(r *bufio.Reader, _ int64) error {
+			return applyData(mem, r)
+		})
 	}
 	return nil
 }
 
-// readDataFile runs read over the body of the data file at path and fails with errDataDamaged
-// when the body read is not the body written (its CRC-32C), or when read left part of it.
-func readDataFile(path string, read func(*bufio.Reader) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+// check reads the cached data through a small buffer before any instance starts and reports
+// whether it is intact and every segment fits a memory of minPages pages, as the shaping left it
+// (liftable): a file that passes the cache's check but would fail every instance's start is found
+// here, while load can still shape the module again.
+func (d liftedData) check(minPages uint32) error {
+	if d.cache == "" {
+		return nil
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if info.Size() < 4 {
-		return errDataDamaged
-	}
-	crc := crc32.New(castagnoli)
-	body := io.TeeReader(io.LimitReader(f, info.Size()-4), crc)
-	r := bufio.NewReaderSize(body, 64<<10)
-	if err := read(r); err != nil {
-		return err
-	}
-	if n, _ := io.Copy(io.Discard, r); n != 0 {
-		return errDataDamaged
-	}
-	var trailer [4]byte
-	if _, err := io.ReadFull(f, trailer[:]); err != nil || binary.LittleEndian.Uint32(trailer[:]) != crc.Sum32() {
-		return errDataDamaged
-	}
-	return nil
-}
-
-// checkDataFile reports whether the data file at path is intact, and how long its body is,
-// reading it through a small buffer: its pages are never mapped into the process.
-func checkDataFile(path string) (size int64, err error) {
-	err = readDataFile(path, func(r *bufio.Reader) error {
-		size, err = io.Copy(io.Discard, r)
-		return err
+	return d.cache.Stream(modulecache.Data, d.digest.String(), d.digest, func(r *bufio.Reader, size int64) error {
+		if size == 0 {
+			return nil
+		}
+		return walkData(r, func(i, offset, n uint64) error {
+			if offset+n > uint64(minPages)*pageSize {
+				return fmt.Errorf("data segment %d (%d bytes at %d) does not fit the memory's minimum of %d pages: %w",
+					i, n, offset, minPages, errDataDamaged)
+			}
+			_, err := r.Discard(int(n))
+			return err
+		})
 	})
-	return size, err
 }
 
 // applyData writes a data section body as appendBody writes it (active segments on memory 0 at
@@ -95,6 +77,21 @@ func applyData(mem api.Memory, r *bufio.Reader) error {
 	if mem == nil {
 		return errors.New("the module has data for a memory it does not have")
 	}
+	return walkData(r, func(i, offset, size uint64) error {
+		view, ok := mem.Read(uint32(offset), uint32(size))
+		if !ok || offset+size > uint64(mem.Size()) {
+			return fmt.Errorf("data segment %d (%d bytes at %d) does not fit the memory of %d bytes", i, size, offset, mem.Size())
+		}
+		if _, err := io.ReadFull(r, view); err != nil {
+			return errDataDamaged
+		}
+		return nil
+	})
+}
+
+// walkData reads a data section body as appendBody writes it and calls segment with each
+// segment's place and size, before its bytes, which segment must consume.
+func walkData(r *bufio.Reader, segment func(i, offset, size uint64) error) error {
 	n, err := binary.ReadUvarint(r)
 	if err != nil {
 		return errDataDamaged
@@ -115,12 +112,8 @@ func applyData(mem api.Memory, r *bufio.Reader) error {
 		if err != nil || size > 1<<32 {
 			return errDataDamaged
 		}
-		view, ok := mem.Read(uint32(offset), uint32(size))
-		if !ok {
-			return fmt.Errorf("data segment %d (%d bytes at %d) does not fit the memory of %d bytes", i, size, offset, mem.Size())
-		}
-		if _, err := io.ReadFull(r, view); err != nil {
-			return errDataDamaged
+		if err := segment(i, uint64(offset), size); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 )
 
@@ -83,29 +83,28 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 		info, err = Inspect(ctx, path, opts)
 		return info, false, err
 	}
-	mapped, digest, release, err := readModule(path)
+	digest, size, err := hashModule(path)
 	if err != nil {
 		return Info{}, false, err
 	}
-	defer release()
-	raw, err := os.ReadFile(recordPath(dir, digest))
+	raw, m, err := readRecord(path, modulecache.Dir(dir), digest)
 	if err != nil {
+		if !modulecache.IsMissing(err) {
+			o.Logger.Warn("ignoring an invalid metadata record; loading the module", "plugin", pluginName(path), "error", err.Error())
+		}
 		info, err = Inspect(ctx, path, opts)
 		return info, false, err
 	}
-	m, err := parseMetadata(path, raw)
-	if err != nil {
-		o.Logger.Warn("ignoring an invalid metadata record; loading the module", "plugin", pluginName(path), "error", err.Error())
-		info, err = Inspect(ctx, path, opts)
-		return info, false, err
-	}
-	p := &Plugin{path: path, name: m.Name, opts: o, sha256: digest, size: len(mapped), declared: *m, log: o.Logger}
+	p := &Plugin{path: path, name: m.Name, opts: o, sha256: digest.String(), digest: digest, size: int(size), declared: *m,
+		log: o.Logger, metadataJSON: raw}
 	defer p.Close(ctx)
 	// The checks load makes before it instantiates anything, in the same order.
-	var sh shape
-	err = readingMapped(path, func() (err error) { sh, err = limitStructure(path, mapped); return err })
+	module, err := readModule(path, digest)
+	if err != nil {
+		return Info{}, true, err
+	}
+	sh, err := limitStructure(path, module)
 	wasmBytes := sh.module
-	release()
 	if err != nil {
 		return Info{}, true, err
 	}

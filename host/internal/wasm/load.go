@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,44 +59,6 @@ func (e *LoadError) Unwrap() error { return e.Err }
 
 // A module that cannot load will not load on retry either.
 func (e *LoadError) Permanent() bool { return true }
-
-// readModule maps the file (mapModule) and returns it with its sha256 in hex. The bytes are the
-// file's own pages: they must not be used after release, and only inside readingMapped.
-func readModule(path string) (b []byte, digest string, release func(), err error) {
-	b, unmap, err := mapModule(path)
-	if err != nil {
-		return nil, "", nil, &LoadError{Path: path, Reason: "cannot read the module", Err: err}
-	}
-	released := false
-	release = func() {
-		if !released {
-			released = true
-			unmap()
-		}
-	}
-	var sum [sha256.Size]byte
-	if err := readingMapped(path, func() error { sum = sha256.Sum256(b); return nil }); err != nil {
-		release()
-		return nil, "", nil, err
-	}
-	return b, hex.EncodeToString(sum[:]), release, nil
-}
-
-// readingMapped runs f, which reads the mapped module. A file truncated while it is mapped (a
-// plugin copied over in place) faults on the pages past its new end; that fault is a refusal of
-// the module here rather than a crash of the host.
-func readingMapped(path string, f func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			err = &LoadError{Path: path, Reason: "cannot read the module", Err: errors.New("the file changed while it was read")}
-		}
-	}()
-	return f()
-}
 
 // checkDigest refuses a module whose sha256 is not the pinned one; source names where the pin
 // came from, for the error.

@@ -181,6 +181,20 @@ func TestCompilationCache(t *testing.T) {
 	p := loadTest(t, path, o)
 	assert.Contains(t, logs.String(), "compilation cache directory is not writable; compiling without a cache")
 	assert.Equal(t, "mock", p.Metadata().Name, "the plugin still loads")
+
+	// OPENSTACK_SYNC_CACHE_DIR=off: nothing is written anywhere and nothing is warned about.
+	home := t.TempDir()
+	o, logs = testOptions(t, CacheDirEnv+"=off", "HOME="+home, MemoMaxAgeEnv+"=1h")
+	o.CacheDir, o.Memo = "", true
+	p = loadTest(t, path, o)
+	assert.Nil(t, p.memo, "no memo without a cache")
+	ctx := context.Background()
+	require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}))
+	require.NoError(t, p.Close(ctx))
+	left, err := os.ReadDir(home)
+	require.NoError(t, err)
+	assert.Empty(t, left, "nothing persists")
+	assert.NotContains(t, logs.String(), "level=WARN")
 }
 
 func TestCacheDirResolution(t *testing.T) {

@@ -158,13 +158,19 @@ func TestChartMemoryValuesCoverTheHostsBound(t *testing.T) {
 		Memory struct {
 			LoadMiB             int64 `json:"loadMiB"`
 			InstanceOverheadMiB int64 `json:"instanceOverheadMiB"`
+			MemoMemoryFactor    int64 `json:"memoMemoryFactor"`
 		} `json:"memory"`
+		CompilationCache struct {
+			MemoMaxMiB int64 `json:"memoMaxMiB"`
+		} `json:"compilationCache"`
 	}
 	require.NoError(t, yaml.Unmarshal(raw, &values))
 	assert.GreaterOrEqual(t, values.Memory.InstanceOverheadMiB<<20, InstanceOverhead(Options{}), "memory.instanceOverheadMiB")
 	// The load bound of "Bounded load" for a module of 5 MB (the plugins here are 3.5-4.2 MB),
 	// over the ~15 MiB of a process loading the smallest module.
 	assert.GreaterOrEqual(t, values.Memory.LoadMiB<<20, int64(16<<20+5<<20*loadBytesPerModuleByte+loadFixedBudget), "memory.loadMiB")
+	assert.GreaterOrEqual(t, values.Memory.MemoMemoryFactor, int64(MemoMemoryFactor), "memory.memoMemoryFactor")
+	assert.Equal(t, int64(DefaultMemoMaxBytes>>20), values.CompilationCache.MemoMaxMiB, "compilationCache.memoMaxMiB is the host's default")
 
 	helpers, err := os.ReadFile(chart + "templates/_helpers.tpl")
 	require.NoError(t, err)
@@ -172,4 +178,6 @@ func TestChartMemoryValuesCoverTheHostsBound(t *testing.T) {
 		"the chart assumes the host's default pool size")
 	assert.Contains(t, string(helpers), fmt.Sprintf("$limits.memoryMiB | default %d", DefaultMemoryLimitPages/16),
 		"the chart assumes the host's default memory limit")
+	assert.Contains(t, string(helpers), fmt.Sprintf("$cc.memoMaxMiB | default %d", DefaultMemoMaxBytes>>20),
+		"the chart assumes the host's default memo bound")
 }

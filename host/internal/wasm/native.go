@@ -3,6 +3,7 @@ package wasm
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 )
@@ -40,7 +42,8 @@ func LoadNative(ctx context.Context, exe string, opts Options) (plugin.Plugin, e
 	if fi, err := os.Stat(exe); err == nil && o.Memo {
 		if dir := o.cacheDir(); dir != "" && probeWritable(dir) == nil {
 			p.sha256 = fmt.Sprintf("native:%s:%d:%d", exe, fi.Size(), fi.ModTime().UnixNano())
-			p.memo = p.newMemo(dir)
+			p.digest = sha256.Sum256([]byte(p.sha256))
+			p.memo = p.newMemo(modulecache.Dir(dir))
 		}
 	}
 	return p, nil
@@ -155,7 +158,8 @@ func (p *Plugin) invokeNative(ctx context.Context, inst *instance, ci *callInfo,
 			}
 		case 'U':
 			var hit bool
-			if hit, err = p.unchanged(cctx, splitEvidence(b)); err == nil {
+			evidence := splitEvidence(b)
+			if hit, err = p.unchanged(cctx, len(evidence), func(i int) []byte { return evidence[i] }); err == nil {
 				err = inst.proc.write('V', []byte{map[bool]byte{false: '0', true: '1'}[hit]})
 			}
 		case 'R':

@@ -36,8 +36,12 @@ const (
 // DigestEnvSuffix completes <PREFIX> into the variable holding the module's pinned sha256.
 const DigestEnvSuffix = "_PLUGIN_SHA256"
 
-// CacheDirEnv names the variable that sets the compilation cache directory.
-const CacheDirEnv = "OPENSTACK_SYNC_CACHE_DIR"
+// CacheDirEnv names the variable that sets the compilation cache directory; CacheOff as its value
+// turns the cache off (Options.NoCache): every run compiles, and nothing persists between runs.
+const (
+	CacheDirEnv = "OPENSTACK_SYNC_CACHE_DIR"
+	CacheOff    = "off"
+)
 
 // Options configure Load. The zero value is usable.
 type Options struct {
@@ -105,6 +109,9 @@ type Options struct {
 	// MemoMaxAge is the oldest record that may stand in for a full reconcile; default
 	// DefaultMemoMaxAge, or $OPENSTACK_SYNC_MEMO_MAX_AGE ("0" turns the memo off).
 	MemoMaxAge time.Duration
+	// MemoMaxBytes bounds the plugin's records in the cache directory; default
+	// DefaultMemoMaxBytes, or $OPENSTACK_SYNC_MEMO_MAX_MIB.
+	MemoMaxBytes int
 	// Environ lists the environment, for the memo's digest of the plugin's configuration (every
 	// <PREFIX>_* variable); default os.Environ.
 	Environ func() []string
@@ -131,6 +138,9 @@ const DefaultConcurrency = 1
 func (o Options) fromEnv() (Options, error) {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
+	}
+	if v, ok := o.LookupEnv(CacheDirEnv); ok && strings.TrimSpace(v) == CacheOff && o.CacheDir == "" {
+		o.NoCache = true
 	}
 	if v, ok := o.LookupEnv(EnvMemoryMiB); ok && o.MemoryLimitPages == 0 {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -178,6 +188,13 @@ func (o Options) fromEnv() (Options, error) {
 		}
 		o.MemoMaxAge = d
 	}
+	if v, ok := o.LookupEnv(MemoMaxMiBEnv); ok && o.MemoMaxBytes == 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > 1024 {
+			return o, fmt.Errorf("%s must be an integer number of MiB between 1 and 1024, got %q", MemoMaxMiBEnv, v)
+		}
+		o.MemoMaxBytes = n << 20
+	}
 	if v, ok := o.LookupEnv(EnvTrustedNoInterrupt); ok && !o.TrustedNoInterrupt {
 		switch v {
 		case "true":
@@ -223,6 +240,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MemoMaxAge == 0 {
 		o.MemoMaxAge = DefaultMemoMaxAge
+	}
+	if o.MemoMaxBytes <= 0 {
+		o.MemoMaxBytes = DefaultMemoMaxBytes
 	}
 	if o.Environ == nil {
 		o.Environ = os.Environ

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
@@ -61,6 +63,11 @@ type Plugin struct {
 	// data is what each instance's memory starts with that the module no longer carries
 	// (liftable); the zero value when the module kept its data section.
 	data liftedData
+	// digest is the module's sha256 (sha256 in hex).
+	digest modulecache.Digest
+	// unverified is set while the metadata taken from the module's record has not yet been
+	// compared with the guest's own answer (verifyRecord).
+	unverified atomic.Bool
 }
 
 var _ plugin.Plugin = (*Plugin)(nil)
@@ -81,32 +88,63 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: "invalid sandbox configuration", Err: err}
 	}
-	p := &Plugin{path: path, name: pluginName(path), opts: o,
-		logLevel: extismLevel(ctx, o.Logger)}
-	p.log = o.Logger.With("plugin", p.name)
-	mapped, digest, release, err := readModule(path)
+	digest, size, err := hashModule(path)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
 	digestChecked := false
 	switch {
 	case o.Digest != "":
-		err, digestChecked = checkDigest(path, digest, o.Digest, "configured digest"), true
+		err, digestChecked = checkDigest(path, digest.String(), o.Digest, "configured digest"), true
 	case o.EnvPrefix != "":
 		if pin, ok := o.LookupEnv(o.EnvPrefix + DigestEnvSuffix); ok {
-			err, digestChecked = checkDigest(path, digest, pin, o.EnvPrefix+DigestEnvSuffix), true
+			err, digestChecked = checkDigest(path, digest.String(), pin, o.EnvPrefix+DigestEnvSuffix), true
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	p.sha256, p.size = digest, len(mapped)
+	p, err := loadDigest(ctx, path, o, digest, int(size), digestChecked, true)
+	var cached *errCachedShape
+	if errors.As(err, &cached) {
+		// The cached files passed the cache's check but are not what this module makes: they
+		// are removed, and the module is loaded from its own bytes.
+		log := o.Logger.With("plugin", pluginName(path))
+		log.Warn("ignoring the cached files of the module: they are not what it makes; loading it afresh",
+			"error", cached.err.Error())
+		forgetShaped(cached.cache, digest)
+		cached.cache.Forget(modulecache.Record, digest.String())
+		p, err = loadDigest(ctx, path, o, digest, int(size), digestChecked, false)
+	}
+	return p, err
+}
+
+// errCachedShape is a load that failed on what it took from the cache (the record, the shaped
+// module or its data) although the cache's check passed them: load tries again without them.
+type errCachedShape struct {
+	cache modulecache.Dir
+	err   error
+}
+
+func (e *errCachedShape) Error() string { return e.err.Error() }
+
+// loadDigest loads the module of digest at path, with its cached record and shape when useCache
+// allows and they exist.
+func loadDigest(ctx context.Context, path string, o Options, digest modulecache.Digest, size int, digestChecked, useCache bool) (*Plugin, error) {
+	p := &Plugin{path: path, name: pluginName(path), opts: o,
+		logLevel: extismLevel(ctx, o.Logger)}
+	p.log = o.Logger.With("plugin", p.name)
+	p.sha256, p.digest, p.size = digest.String(), digest, size
 	var cacheDir string
 	p.cache, cacheDir = openCache(o)
+	cache := modulecache.Dir(cacheDir)
 	// This node has loaded these exact bytes before when their metadata record exists: the
 	// guest need not be asked again, and the bodies passed the compile guard's walk then.
-	record, recorded := p.recordedMetadata(cacheDir, digest)
+	var record []byte
+	var recorded *metadataMessage
+	if useCache {
+		record, recorded = p.recordedMetadata(cache, digest)
+	}
 	if record != nil && o.KnownMetadata != nil {
 		o.KnownMetadata(recorded.metadata())
 	}
@@ -115,31 +153,41 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	var sh shape
 	var releaseShaped func()
 	if record != nil {
-		sh.module, p.data, releaseShaped = p.readShaped(cacheDir, digest)
+		sh.module, p.data, releaseShaped = p.readShaped(cache, digest)
 	}
 	cachedShape := sh.module != nil
+	// fromCache wraps a failure that the cached files could have caused.
+	fromCache := func(err error) error {
+		if (record != nil || cachedShape) && useCache {
+			return &errCachedShape{cache: cache, err: err}
+		}
+		return err
+	}
 	if cachedShape {
 		defer func() { releaseShaped() }()
 	} else {
-		err = readingMapped(path, func() (err error) {
-			if record == nil {
-				sh, err = limitStructure(path, mapped)
-			} else {
-				sh, err = limitCompiledStructure(path, mapped)
-			}
-			return err
-		})
+		// The module's own bytes, read once into this process and hashed again: what is shaped
+		// and compiled is what the pin was checked against.
+		module, err := readModule(path, digest)
+		if err != nil {
+			p.Close(ctx)
+			return nil, err
+		}
+		if record == nil {
+			sh, err = limitStructure(path, module)
+		} else {
+			sh, err = limitCompiledStructure(path, module)
+		}
+		if err != nil {
+			p.Close(ctx)
+			return nil, err
+		}
 		if sh.data != nil {
 			p.data = liftedData{bytes: sh.data}
 		}
 	}
-	// The shaped module is a copy (or the cache's): the file's pages are not needed any more.
-	release()
-	if err != nil {
-		p.Close(ctx)
-		return nil, err
-	}
-	checks := p.terminationChecks(cacheDir, digest)
+	checks := p.terminationChecks(cache, digest)
+	var err error
 	p.runtime, err = newRuntime(ctx, o, p.cache, p, checks)
 	if err != nil {
 		p.Close(ctx)
@@ -165,11 +213,23 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	if err != nil {
 		p.Close(ctx)
-		return nil, &LoadError{Path: path, Reason: "not a valid WebAssembly module", Err: err}
+		return nil, fromCache(&LoadError{Path: path, Reason: "not a valid WebAssembly module", Err: err})
 	}
 	if err := validate(path, p.compiled); err != nil {
 		p.Close(ctx)
-		return nil, err
+		return nil, fromCache(err)
+	}
+	if cachedShape {
+		// The data is checked against the compiled module before any instance reads it.
+		if mem, ok := p.compiled.ExportedMemories()["memory"]; !ok {
+			err = errors.New("no memory for the lifted data")
+		} else {
+			err = p.data.check(mem.Min())
+		}
+		if err != nil {
+			p.Close(ctx)
+			return nil, fromCache(fmt.Errorf("the cached data of the module: %w", err))
+		}
 	}
 	exports := p.compiled.ExportedFunctions()
 	_, begin := exports[EntryGroupBegin]
@@ -178,7 +238,12 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	p.pool = newPool(o.PoolSize, o.CallTimeout, p.newInstance)
 
 	if record != nil {
-		err = p.useMetadata(record, exports)
+		if err = p.useMetadata(record, exports); err != nil {
+			err = fromCache(err)
+		}
+		// The grants in force must be the module's own: the record is compared with the guest's
+		// answer before the first call (verifyRecord).
+		p.unverified.Store(true)
 	} else {
 		err = p.readMetadata(ctx, exports)
 	}
@@ -188,25 +253,25 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	}
 	if !digestChecked {
 		if pin, ok := o.LookupEnv(p.prefix + DigestEnvSuffix); ok {
-			if err := checkDigest(path, digest, pin, p.prefix+DigestEnvSuffix); err != nil {
+			if err := checkDigest(path, digest.String(), pin, p.prefix+DigestEnvSuffix); err != nil {
 				p.Close(ctx)
 				return nil, err
 			}
 		}
 	}
 	if record == nil {
-		p.writeRecord(cacheDir, digest)
+		p.writeRecord(cache, digest)
 	}
-	if !cachedShape && p.cache != nil && p.writeShaped(cacheDir, digest, sh) && !p.data.none() {
+	if !cachedShape && p.cache != nil && p.writeShaped(cache, digest, sh) && !p.data.none() {
 		// Read from the file by each instance, like every later run: not held on the heap.
-		p.data = liftedData{dir: cacheDir, digest: digest}
+		p.data = liftedData{cache: cache, digest: digest}
 	}
 	sh = shape{}
-	p.memo = p.newMemo(cacheDir)
+	p.memo = p.newMemo(cache)
 	releaseMemory()
 	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
 	metrics.Observe(o.Metrics, metrics.PluginCompile, compileTime.Seconds(), p.name, cacheState(p.cache != nil))
-	p.log.Debug("plugin loaded", "file", path, "sha256", digest, "cache_dir", cacheDir, "env_prefix", p.prefix,
+	p.log.Debug("plugin loaded", "file", path, "sha256", p.sha256, "cache_dir", cacheDir, "env_prefix", p.prefix,
 		"memory_limit_pages", o.MemoryLimitPages, "call_timeout", o.CallTimeout.String(), "pool_size", o.PoolSize,
 		"termination_checks", checks, "watched", o.Watch != nil, "version", p.declared.Version, "cached_shape", cachedShape)
 	return p, nil
@@ -386,7 +451,37 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 			inst.fns[name] = f
 		}
 	}
+	if err := p.verifyRecord(ctx, inst); err != nil {
+		inst.close(ctx)
+		return nil, err
+	}
 	return inst, nil
+}
+
+// verifyRecord compares the metadata this load took from the module's record with the guest's
+// own answer, on the first instance that starts, before it serves any call: the record carries
+// the plugin's grants, and the cache directory it lives in is not the module (modulecache). A
+// record that differs is removed with the module's other cached files, and the instance is
+// refused, so every call of this run fails and the next run reads the module's own answer.
+func (p *Plugin) verifyRecord(ctx context.Context, inst *instance) error {
+	if !p.unverified.Load() {
+		return nil
+	}
+	out, err := p.invoke(ctx, inst, &callInfo{entry: EntryMetadata, log: p.log}, nil)
+	if err != nil {
+		return &LoadError{Path: p.path, Reason: "metadata failed", Err: err}
+	}
+	if !bytes.Equal(out, p.metadataJSON) {
+		cache := modulecache.Dir(p.opts.cacheDir())
+		cache.Forget(modulecache.Record, p.sha256)
+		forgetShaped(cache, p.digest)
+		p.log.Error("the cached metadata record differs from the module's own answer; it was removed, and no call runs "+
+			"until the next run reads the module's answer", "file", cache.Path(modulecache.Record, p.sha256))
+		return &LoadError{Path: p.path, Reason: "the cached metadata record differs from the module's own metadata; " +
+			"it was removed, and the next run loads the module afresh"}
+	}
+	p.unverified.Store(false)
+	return nil
 }
 
 // startInstance writes the lifted data into a new instance's memory and then runs the guest's
@@ -404,7 +499,7 @@ func (p *Plugin) startInstance(ctx context.Context, mod api.Module) (api.Module,
 			return nil, &LoadError{Path: p.path, Reason: "cannot start an instance", Err: err}
 		}
 		// Removed with the shaped module, so that the next run shapes the module again.
-		forgetShaped(p.data.dir, p.data.digest)
+		forgetShaped(p.data.cache, p.data.digest)
 		return nil, &LoadError{Path: p.path, Reason: fmt.Sprintf("cannot start an instance: the cached data of the module (%s) is %s; the next run shapes the module again", p.data.path(), what)}
 	}
 	start := mod.ExportedFunction("_initialize")

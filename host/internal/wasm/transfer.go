@@ -60,15 +60,21 @@ func blockWrite(ctx context.Context, m api.Module, st []uint64) {
 
 // unchangedCall answers whether the reconcile in progress may report the result the host
 // recorded: parts points at n pairs of little-endian uint32 (pointer, length), each one piece of
-// the plugin's evidence. 1 means a hit.
+// the plugin's evidence. 1 means a hit. The pieces are read where they are in the guest's memory
+// and hashed one after the other: what the host allocates does not grow with the guest's memory
+// nor with n, which is bounded before anything is read.
 func (p *Plugin) unchangedCall(ctx context.Context, m api.Module, st []uint64) {
-	pairs := guestSpan(m, fnUnchanged, uint32(st[0]), uint32(st[1])*8)
-	evidence := make([][]byte, 0, len(pairs)/8)
-	for i := 0; i+8 <= len(pairs); i += 8 {
-		evidence = append(evidence, guestSpan(m, fnUnchanged, binary.LittleEndian.Uint32(pairs[i:]), binary.LittleEndian.Uint32(pairs[i+4:])))
+	n := uint64(uint32(st[1]))
+	if n > maxMemoPieces {
+		panic(&kernel.Fault{Module: UserModule, Func: fnUnchanged,
+			Msg: fmt.Sprintf("%d pieces of evidence exceed the limit of %d", n, maxMemoPieces)})
+	}
+	pairs := guestSpan(m, fnUnchanged, uint32(st[0]), uint32(n*8))
+	piece := func(i int) []byte {
+		return guestSpan(m, fnUnchanged, binary.LittleEndian.Uint32(pairs[i*8:]), binary.LittleEndian.Uint32(pairs[i*8+4:]))
 	}
 	st[0] = 0
-	if hit, err := p.unchanged(ctx, evidence); err != nil {
+	if hit, err := p.unchanged(ctx, int(n), piece); err != nil {
 		panic(&kernel.Fault{Module: UserModule, Func: fnUnchanged, Msg: err.Error()})
 	} else if hit {
 		st[0] = 1
@@ -76,10 +82,10 @@ func (p *Plugin) unchangedCall(ctx context.Context, m api.Module, st []uint64) {
 }
 
 // unchanged is the memo's answer for the call in ctx, whatever carried the evidence.
-func (p *Plugin) unchanged(ctx context.Context, evidence [][]byte) (bool, error) {
+func (p *Plugin) unchanged(ctx context.Context, n int, piece func(i int) []byte) (bool, error) {
 	ci := callFrom(ctx)
 	if ci == nil {
 		return false, nil
 	}
-	return ci.unchanged(evidence)
+	return ci.unchanged(n, piece)
 }

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
@@ -52,16 +51,11 @@ func (p *Plugin) watchEnd(id uint64, ok bool) {
 	}
 }
 
-// The overrun marker: when a watched module overran a deadline (the supervisor killed the hook
-// process), later runs of the same module bytes keep the termination checks on, so a plugin that
-// loops once is stopped at its deadline in-process from then on instead of costing a killed
-// process and a second pass every run. Keyed by the module's digest, a new version of the plugin
-// starts without it; deleting the file does too.
-const overrunDir = "overrun"
-
-func overrunPath(cacheDir, digest string) string {
-	return filepath.Join(cacheDir, overrunDir, digest+".json")
-}
+// The overrun marker (modulecache.Overrun): when a watched module overran a deadline (the
+// supervisor killed the hook process), later runs of the same module bytes keep the termination
+// checks on, so a plugin that loops once is stopped at its deadline in-process from then on
+// instead of costing a killed process and a second pass every run. Tied to the module's digest, a
+// new version of the plugin starts without it; deleting the file does too.
 
 // Overrun is what the marker records, for the operator who finds it.
 type Overrun struct {
@@ -80,7 +74,7 @@ func MarkOverrun(path string, opts Options, o Overrun) (string, error) {
 	if opts.NoCache || dir == "" {
 		return "", errors.New("no compilation cache directory to keep the marker in")
 	}
-	digest, err := hashModule(path)
+	digest, _, err := hashModule(path)
 	if err != nil {
 		return "", err
 	}
@@ -88,34 +82,39 @@ func MarkOverrun(path string, opts Options, o Overrun) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	marker := overrunPath(dir, digest)
-	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(marker, append(b, '\n'), 0o644); err != nil {
+	cache := modulecache.Dir(dir)
+	if err := cache.Write(modulecache.Overrun, digest.String(), digest, append(b, '\n')); err != nil {
 		return "", fmt.Errorf("writing the overrun marker: %w", err)
 	}
-	return marker, nil
+	return cache.Path(modulecache.Overrun, digest.String()), nil
 }
 
 // terminationChecks decides whether the module is compiled with wazero's termination checks:
 // on unless the operator trusts the plugin or a watcher stops it from outside, and on again for a
 // watched module that overran before.
-func (p *Plugin) terminationChecks(cacheDir, digest string) bool {
+func (p *Plugin) terminationChecks(cache modulecache.Dir, digest modulecache.Digest) bool {
 	switch {
 	case p.opts.TrustedNoInterrupt:
 		return false
 	case p.opts.Watch == nil:
 		return true
 	}
-	if cacheDir == "" {
+	if cache == "" {
 		return false
 	}
-	marker := overrunPath(cacheDir, digest)
-	if _, err := os.Stat(marker); err == nil {
+	marker := cache.Path(modulecache.Overrun, digest.String())
+	switch _, err := cache.Read(modulecache.Overrun, digest.String(), digest); {
+	case err == nil:
 		p.log.Info("termination checks on for this module: it overran a call deadline before; delete the marker "+
 			"or change the module to run it without them", "marker", marker)
 		return true
+	case modulecache.IsMissing(err):
+		return false
+	default:
+		// A marker that cannot be trusted still says the module may loop: the checks cost CPU,
+		// a loop without them a killed process.
+		p.log.Warn("termination checks on for this module: its overrun marker cannot be read or checked", "marker", marker,
+			"error", err.Error())
+		return true
 	}
-	return false
 }

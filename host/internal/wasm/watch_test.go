@@ -6,12 +6,15 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 )
 
 // recordingWatch keeps every bracket a plugin opens and closes.
@@ -109,13 +112,26 @@ func TestAnOverrunMarkerTurnsTheChecksBackOn(t *testing.T) {
 	marker, err := MarkOverrun(path, o, Overrun{Plugin: "mock", Entry: "reconcile", Object: "ns/a", Timeout: "300ms",
 		Time: time.Now()})
 	require.NoError(t, err)
-	raw, err := os.ReadFile(marker)
+	digest, _, err := hashModule(path)
 	require.NoError(t, err)
+	raw, err := modulecache.Dir(o.CacheDir).Read(modulecache.Overrun, digest.String(), digest)
+	require.NoError(t, err)
+	assert.Equal(t, modulecache.Dir(o.CacheDir).Path(modulecache.Overrun, digest.String()), marker)
 	var rec Overrun
 	require.NoError(t, json.Unmarshal(raw, &rec))
 	assert.Equal(t, "reconcile", rec.Entry)
 
+	// Another module's marker copied under this one's name still says the module may loop.
+	other, err := modulecache.ParseDigest(strings.Repeat("ab", 32))
+	require.NoError(t, err)
+	require.NoError(t, modulecache.Dir(o.CacheDir).Write(modulecache.Overrun, digest.String(), other, []byte("{}")))
 	p := loadTest(t, path, o)
+	assert.Contains(t, logs.String(), "its overrun marker cannot be read or checked")
+	require.NoError(t, p.Close(context.Background()))
+	_, err = MarkOverrun(path, o, Overrun{Plugin: "mock"})
+	require.NoError(t, err)
+
+	p = loadTest(t, path, o)
 	assert.Contains(t, logs.String(), "termination checks on for this module")
 	assert.Contains(t, logs.String(), "termination_checks=true watched=true")
 	ctx := context.Background()

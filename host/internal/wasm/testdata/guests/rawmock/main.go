@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unsafe"
 
 	extism "github.com/extism/go-pdk"
 )
@@ -71,6 +72,7 @@ func reconcile() int32 {
 		Spec struct {
 			Mode   string `json:"mode"`
 			Millis int    `json:"millis"`
+			Count  uint32 `json:"count"`
 		} `json:"spec"`
 		Status *json.RawMessage `json:"status"`
 	}
@@ -139,6 +141,15 @@ func reconcile() int32 {
 		blockRead(1<<40, 0, 8)
 	case "wild-evidence":
 		unchanged(0xfffffff0, 4)
+	case "evidence-count":
+		// count pieces of evidence at address 0, without the pairs behind them: a count whose
+		// pairs would span 4 GiB or more (2^29) is one the host must refuse before reading.
+		unchanged(0, in.Spec.Count)
+	case "evidence-pieces":
+		// count empty pieces: the pairs take count*8 bytes of the guest's memory.
+		pairs := make([]byte, int(in.Spec.Count)*8)
+		hit := unchanged(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(pairs)))), in.Spec.Count)
+		_ = extism.OutputJSON(map[string]any{"notes": []string{fmt.Sprint("hit ", hit)}})
 	default:
 		extism.OutputString(`{"notes":["raw ok"]}`)
 	}
