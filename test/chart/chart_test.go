@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -365,4 +366,51 @@ func container(t *testing.T, d appsv1.Deployment, name string) corev1.Container 
 	}
 	t.Fatalf("no container %s", name)
 	return corev1.Container{}
+}
+
+// The convergence memo is sized against the cache volume the chart mounts: whatever the volume's
+// size and the number of enabled plugins, every plugin's compiled files (compilationCache.moduleMiB)
+// and twice its memo bound (a memo is rewritten beside its old file) fit the volume, or rendering
+// fails naming compilationCache.sizeLimit.
+func TestTheMemoBoundFitsTheCacheVolume(t *testing.T) {
+	bin := findHelm(t)
+	const moduleMiB, memoMaxMiB = 40, 8
+	plugins := []string{"ironicRunbooks", "neutronRouterFlavors", "neutronSegmentRanges", "openstackProbe"}
+	for _, size := range []struct {
+		limit string
+		mib   int
+	}{{"100Mi", 100}, {"262144Ki", 256}, {"1Gi", 1024}, {"209715200", 200}} {
+		for n := 1; n <= len(plugins); n++ {
+			t.Run(fmt.Sprintf("%s/%d plugins", size.limit, n), func(t *testing.T) {
+				args := []string{"--set-string", "compilationCache.sizeLimit=" + size.limit}
+				for i, p := range plugins[:n] {
+					args = append(args, "--set", "plugins."+p+"=true",
+						"--set", fmt.Sprintf("pluginData.%s.plugin.sha256=%064d", p, i+1))
+				}
+				out, errOut, err := helm(t, bin, append([]string{"template", "oso", chartDir, "--kube-version", kubeVersion}, args...)...)
+				if n*(moduleMiB+2) > size.mib {
+					require.Error(t, err)
+					assert.Contains(t, errOut, "compilationCache.sizeLimit "+size.limit+" is too small")
+					return
+				}
+				require.NoError(t, err, errOut)
+				bounds := regexpAll(`OPENSTACK_SYNC_MEMO_MAX_MIB=(\d+)`, out)
+				require.Len(t, bounds, n, "every enabled hook gets a memo bound")
+				for _, b := range bounds {
+					memo, _ := strconv.Atoi(b)
+					assert.LessOrEqual(t, memo, memoMaxMiB)
+					assert.GreaterOrEqual(t, memo, 1)
+					assert.LessOrEqual(t, n*(moduleMiB+2*memo), size.mib, "the hooks' files fit the volume")
+				}
+			})
+		}
+	}
+}
+
+func regexpAll(pattern, s string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }

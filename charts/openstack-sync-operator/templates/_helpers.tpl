@@ -55,6 +55,37 @@ Rendering fails with a message naming the value at fault.
 {{- fail (printf "plugins.%s has no pluginData.%s entry describing the plugin" $name $name) -}}
 {{- end -}}
 {{- end -}}
+{{- /* The cache volume holds, per enabled plugin, its compiled code, shaped module and lifted data
+(compilationCache.moduleMiB) and its convergence memo, and the modules pulled from a registry; the
+memo gets what is left, shared out, at most memoMaxMiB each and counted twice (a memo is rewritten
+beside its old file), so the hooks can never fill the volume and have the pod evicted
+(docs/operating.md, "What persists between runs"). */ -}}
+{{- $cc := .Values.compilationCache | default dict -}}
+{{- $sizeLimit := toString ($cc.sizeLimit | default "") -}}
+{{- if not (regexMatch "^[0-9]+(Ki|Mi|Gi)?$" $sizeLimit) -}}
+{{- fail (printf "compilationCache.sizeLimit %q: write it as a whole number of bytes, Ki, Mi or Gi (e.g. 256Mi)" $sizeLimit) -}}
+{{- end -}}
+{{- $n := int64 (regexReplaceAll "[^0-9]" $sizeLimit "") -}}
+{{- $unit := regexReplaceAll "[0-9]" $sizeLimit "" -}}
+{{- $cacheMiB := 0 -}}
+{{- if eq $unit "Ki" -}}{{- $cacheMiB = div $n 1024 -}}{{- else if eq $unit "Mi" -}}{{- $cacheMiB = $n -}}{{- else if eq $unit "Gi" -}}{{- $cacheMiB = mul $n 1024 -}}{{- else -}}{{- $cacheMiB = div $n 1048576 -}}{{- end -}}
+{{- $enabledCount := 0 -}}
+{{- $pulledCount := 0 -}}
+{{- range $name := keys .Values.pluginData -}}
+{{- $pd := get $.Values.pluginData $name | default dict -}}
+{{- if and $pd.hook (eq (toString (get $.Values.plugins $name)) "true") -}}
+{{- $enabledCount = add1 $enabledCount -}}
+{{- if ($pd.plugin | default dict).source -}}{{- $pulledCount = add1 $pulledCount -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $memoMiB := int ($cc.memoMaxMiB | default 4) -}}
+{{- if gt $enabledCount 0 -}}
+{{- $left := sub (sub $cacheMiB (mul $enabledCount (int ($cc.moduleMiB | default 40)))) (mul $pulledCount 16) -}}
+{{- $memoMiB = min $memoMiB (div $left (mul 2 $enabledCount)) -}}
+{{- if lt $memoMiB 1 -}}
+{{- fail (printf "compilationCache.sizeLimit %s is too small for %d enabled plugins (%d pulled from a registry): each needs compilationCache.moduleMiB (%d) for its compiled code, 16 MiB for a pulled module, and at least 2 MiB for its convergence memo; set it to at least %dMi" $sizeLimit $enabledCount $pulledCount (int ($cc.moduleMiB | default 40)) (add (mul $enabledCount (add (int ($cc.moduleMiB | default 40)) 2)) (mul $pulledCount 16))) -}}
+{{- end -}}
+{{- end -}}
 {{- range $name := keys .Values.pluginData | sortAlpha -}}
 {{- $pd := get $.Values.pluginData $name | default dict -}}
 {{- $hook := $pd.hook | default dict -}}
@@ -83,11 +114,13 @@ so the hook's wrapper exports them and every plugin gets its own. */ -}}
 {{- if $limits.poolSize -}}{{- $exports = append $exports (printf "OPENSTACK_SYNC_WASM_POOL_SIZE=%s" (toString $limits.poolSize)) -}}{{- end -}}
 {{- /* The hook's share of the pod's memory (docs/reliability.md, "Memory per instance"): loading
 the module, then poolSize instances, each holding at most its memory limit plus the host's
-overhead. The defaults are the host's (32 MiB, 2 instances). GOMEMLIMIT has the Go collector free
-garbage before the hook reaches its share. */ -}}
+overhead, and the convergence memo (memoMemoryFactor times its bound). The defaults are the host's
+(32 MiB, 2 instances). GOMEMLIMIT has the Go collector free garbage before the hook reaches its
+share. */ -}}
 {{- $mem := $.Values.memory | default dict -}}
-{{- $share := add (int $mem.loadMiB) (mul (int ($limits.poolSize | default 2)) (add (int ($limits.memoryMiB | default 32)) (int $mem.instanceOverheadMiB))) -}}
+{{- $share := add (int $mem.loadMiB) (mul (int ($limits.poolSize | default 2)) (add (int ($limits.memoryMiB | default 32)) (int $mem.instanceOverheadMiB))) (mul (int $mem.memoMemoryFactor) $memoMiB) -}}
 {{- $exports = append $exports (printf "GOMEMLIMIT=%dMiB" (int $share)) -}}
+{{- $exports = append $exports (printf "OPENSTACK_SYNC_MEMO_MAX_MIB=%d" (int $memoMiB)) -}}
 {{- if $enabled -}}
 {{- $memoryLimit = add $memoryLimit $share -}}
 {{- $memoryRequest = add $memoryRequest (int $mem.hookTypicalMiB) -}}
