@@ -16,11 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -40,10 +43,24 @@ const (
 	emptyConfig  = types.MediaType("application/vnd.oci.empty.v1+json")
 )
 
-// MaxModuleBytes bounds what pull downloads: the host refuses larger modules anyway
-// (host/internal/wasm's structure limits are far below it), and a registry must not be able to
-// fill the cache volume.
-const MaxModuleBytes = 256 << 20
+// MaxModuleBytes bounds what pull downloads: the host loads no larger module (host/internal/wasm,
+// 16 MiB), and a registry must not be able to fill the cache volume.
+const MaxModuleBytes = 16 << 20
+
+// Bounds on a registry's answers, so that a stalling, looping or oversized registry ends a pull
+// (and the chart's init container, which runs it) with an error instead of holding it for ever.
+const (
+	// DefaultTimeout bounds a whole pull or push (Options.Timeout).
+	DefaultTimeout = 5 * time.Minute
+	// responseHeaderTimeout bounds the wait for a response's headers.
+	responseHeaderTimeout = 30 * time.Second
+	// maxRedirects is net/http's own limit, which go-containerregistry's redirect check drops.
+	maxRedirects = 10
+	// MaxManifestBytes bounds a manifest: go-containerregistry reads it whole and decodes it (a
+	// 90 MB manifest cost 678 MB before it was refused); the OCI distribution spec asks
+	// registries to accept at least 4 MiB, and a plugin's is a few hundred bytes.
+	MaxManifestBytes = 4 << 20
+)
 
 // Annotation keys. The org.opencontainers.image.* ones are the standard keys registries show.
 const (
@@ -77,8 +94,18 @@ func (m Metadata) annotations(file string) map[string]string {
 type Options struct {
 	// Insecure speaks plain HTTP to the registry (loopback and test registries).
 	Insecure bool
-	// Transport replaces the HTTP transport (tests); nil is the default one.
+	// Transport replaces the HTTP transport (tests); nil is the default one. The bounds above
+	// apply to it either way.
 	Transport http.RoundTripper
+	// Timeout bounds the whole pull or push; 0 is DefaultTimeout.
+	Timeout time.Duration
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return DefaultTimeout
 }
 
 func (o Options) nameOptions() []name.Option {
@@ -89,11 +116,62 @@ func (o Options) nameOptions() []name.Option {
 }
 
 func (o Options) remoteOptions(ctx context.Context) []remote.Option {
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
-	if o.Transport != nil {
-		opts = append(opts, remote.WithTransport(o.Transport))
+	base := o.Transport
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = min(responseHeaderTimeout, o.timeout())
+		t.TLSHandshakeTimeout = min(10*time.Second, o.timeout())
+		base = t
 	}
-	return opts
+	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain),
+		remote.WithTransport(bounded{base})}
+}
+
+// bounded enforces the redirect limit and the manifest bound on every request go-containerregistry
+// makes: its HTTP client follows redirects without a limit (a same-host loop was followed 561,365
+// times in a minute) and reads manifests whole.
+type bounded struct{ next http.RoundTripper }
+
+func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
+	hops := 0
+	for r := req.Response; r != nil && r.Request != nil; r = r.Request.Response {
+		if hops++; hops > maxRedirects {
+			return nil, fmt.Errorf("%s: more than %d redirects", req.URL.Redacted(), maxRedirects)
+		}
+	}
+	resp, err := b.next.RoundTrip(req)
+	if err != nil || !strings.Contains(req.URL.Path, "/manifests/") {
+		return resp, err
+	}
+	if resp.ContentLength > MaxManifestBytes {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: the manifest is %d bytes, over the limit of %d", req.URL.Redacted(), resp.ContentLength, MaxManifestBytes)
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxManifestBytes, url: req.URL.Redacted()}
+	return resp, nil
+}
+
+// limitedBody fails a read past its limit rather than ending the body early, so a manifest cut
+// short is never mistaken for a whole one.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	url  string
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		var one [1]byte
+		if n, _ := l.ReadCloser.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("%s: the manifest is over the limit of %d bytes", l.url, MaxManifestBytes)
+		}
+	}
+	if int64(len(p)) > l.left {
+		p = p[:max(l.left, 1)]
+	}
+	n, err := l.ReadCloser.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // Pushed is the result of Push.
@@ -108,6 +186,8 @@ type Pushed struct {
 
 // Push stores module (the bytes of file) under ref, a tag or a repository (meaning :latest).
 func Push(ctx context.Context, file string, module []byte, m Metadata, ref string, o Options) (Pushed, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout())
+	defer cancel()
 	r, err := name.ParseReference(ref, o.nameOptions()...)
 	if err != nil {
 		return Pushed{}, fmt.Errorf("reference %q: %w", ref, err)
@@ -146,8 +226,11 @@ var ErrNotPinned = errors.New("not pinned by digest")
 // Pull fetches the plugin at ref into the file out (written whole or not at all). With
 // requireDigest a reference without @sha256:... is refused: a tag can be moved to other bytes.
 // go-containerregistry checks the manifest against a pinned digest and each blob against the
-// manifest; Pull checks the module's sha256 again before writing it.
-func Pull(ctx context.Context, ref, out string, requireDigest bool, o Options) (Pulled, error) {
+// manifest; Pull checks the module's sha256 again, and against moduleDigest when it is set
+// ("sha256:<hex>" or "<hex>"), before writing it: a refused module never replaces what out holds.
+func Pull(ctx context.Context, ref, out string, requireDigest bool, moduleDigest string, o Options) (Pulled, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout())
+	defer cancel()
 	r, err := name.ParseReference(ref, o.nameOptions()...)
 	if err != nil {
 		return Pulled{}, fmt.Errorf("reference %q: %w", ref, err)
@@ -157,7 +240,7 @@ func Pull(ctx context.Context, ref, out string, requireDigest bool, o Options) (
 	}
 	img, err := remote.Image(r, o.remoteOptions(ctx)...)
 	if err != nil {
-		return Pulled{}, fmt.Errorf("pulling %s: %w", r, err)
+		return Pulled{}, fmt.Errorf("pulling %s: %w", r, timedOut(ctx, err, o))
 	}
 	mf, err := img.Manifest()
 	if err != nil {
@@ -182,7 +265,7 @@ func Pull(ctx context.Context, ref, out string, requireDigest bool, o Options) (
 	defer rc.Close()
 	module, err := io.ReadAll(io.LimitReader(rc, desc.Size+1))
 	if err != nil {
-		return Pulled{}, fmt.Errorf("pulling %s: %w", r, err)
+		return Pulled{}, fmt.Errorf("pulling %s: %w", r, timedOut(ctx, err, o))
 	}
 	sum := sha256.Sum256(module)
 	got := "sha256:" + hex.EncodeToString(sum[:])
@@ -190,14 +273,34 @@ func Pull(ctx context.Context, ref, out string, requireDigest bool, o Options) (
 		return Pulled{}, fmt.Errorf("pulling %s: the module is %d bytes with digest %s, the manifest says %d bytes with %s",
 			r, len(module), got, desc.Size, desc.Digest)
 	}
-	if err := writeFile(out, module); err != nil {
-		return Pulled{}, err
-	}
 	d, err := img.Digest()
 	if err != nil {
 		return Pulled{}, err
 	}
-	return Pulled{Ref: r.Context().Digest(d.String()).String(), ModuleDigest: got, Annotations: mf.Annotations}, nil
+	pulled := Pulled{Ref: r.Context().Digest(d.String()).String(), ModuleDigest: got, Annotations: mf.Annotations}
+	if want := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(moduleDigest), "sha256:")); want != "" && "sha256:"+want != got {
+		return pulled, fmt.Errorf("%s holds a module with digest %s, not the required sha256:%s: %w", pulled.Ref, got, want, ErrOtherModule)
+	}
+	if err := writeFile(out, module); err != nil {
+		return Pulled{}, err
+	}
+	return pulled, nil
+}
+
+// ErrOtherModule is a pull whose module is not the one required.
+var ErrOtherModule = errors.New("another module")
+
+// timedOut names the pull's own deadline when it, or the wait for a response's headers within it,
+// ended err.
+func timedOut(ctx context.Context, err error, o Options) error {
+	var ne net.Error
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("no answer within %s (plugin pull --timeout): %w", o.timeout(), err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("no response within %s: %w", min(responseHeaderTimeout, o.timeout()), err)
+	}
+	return err
 }
 
 // DefaultFile is where pull writes when not told: the repository's last segment plus .wasm,

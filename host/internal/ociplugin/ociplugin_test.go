@@ -12,8 +12,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -70,7 +74,7 @@ func TestPushThenPullByDigest(t *testing.T) {
 	assert.Equal(t, pushed.Digest, again.Digest)
 
 	out := filepath.Join(t.TempDir(), "scopes.wasm")
-	pulled, err := Pull(ctx, pushed.Ref, out, true, Options{})
+	pulled, err := Pull(ctx, pushed.Ref, out, true, pushed.ModuleDigest, Options{})
 	require.NoError(t, err)
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -146,7 +150,7 @@ func TestPullRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "p.wasm")
-			_, err := Pull(ctx, c.ref, out, !c.allowTag, Options{})
+			_, err := Pull(ctx, c.ref, out, !c.allowTag, "", Options{})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 			_, statErr := os.Stat(out)
@@ -156,9 +160,95 @@ func TestPullRefusals(t *testing.T) {
 
 	t.Run("a tag when allowed", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "p.wasm")
-		pulled, err := Pull(ctx, host+"/plugins/scopes:1", out, false, Options{})
+		pulled, err := Pull(ctx, host+"/plugins/scopes:1", out, false, "", Options{})
 		require.NoError(t, err)
 		assert.Equal(t, pushed.Ref, pulled.Ref, "the result is pinned by the digest the tag resolved to")
+	})
+}
+
+// A registry cannot hold a pull (and the chart's init container) for ever, nor make it hold
+// unbounded memory: a registry that never answers ends the pull at its timeout, a redirect loop
+// after net/http's ten redirects, an oversized manifest before it is read whole; and a pull that
+// fetched another module than the one required leaves the file it would have written as it was.
+func TestPullIsBounded(t *testing.T) {
+	ctx := context.Background()
+	digest := "@sha256:" + strings.Repeat("a", 64)
+	serve := func(h http.HandlerFunc) string {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
+	stalled := make(chan struct{})
+	stalling := serve(func(w http.ResponseWriter, r *http.Request) { <-stalled })
+	t.Cleanup(func() { close(stalled) }) // before the server's own cleanup, which waits for it
+	var redirects atomic.Int32
+	var loop string
+	loop = serve(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v2/" {
+			return // the registry's ping; only the manifest loops
+		}
+		n := redirects.Add(1)
+		http.Redirect(w, r, "http://"+loop+r.URL.Path+"?again="+strconv.Itoa(int(n)), http.StatusFound)
+	})
+	huge := func(withLength bool) string {
+		return serve(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.Contains(r.URL.Path, "/manifests/") {
+				w.WriteHeader(http.StatusOK)
+				return
+			}
+			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+			if withLength {
+				w.Header().Set("Content-Length", strconv.Itoa(90<<20))
+			}
+			w.WriteHeader(http.StatusOK)
+			chunk := bytes.Repeat([]byte(" "), 1<<20)
+			for range 90 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		})
+	}
+	cases := []struct {
+		name, ref string
+		o         Options
+		want      string
+	}{
+		{"a registry that never answers", stalling + "/p/x" + digest, Options{Timeout: 300 * time.Millisecond}, "within 300ms"},
+		{"a redirect loop", loop + "/p/x" + digest, Options{}, "more than 10 redirects"},
+		{"a 90 MB manifest", huge(true) + "/p/x" + digest, Options{}, "the manifest is 94371840 bytes, over the limit of 4194304"},
+		{"a 90 MB manifest without a length", huge(false) + "/p/x" + digest, Options{}, "the manifest is over the limit of 4194304 bytes"},
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.o.Insecure = true
+			redirects.Store(0)
+			metrics.Read(sample)
+			before := sample[0].Value.Uint64()
+			start := time.Now()
+			_, err := Pull(ctx, c.ref, filepath.Join(t.TempDir(), "p.wasm"), true, "", c.o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Less(t, time.Since(start), 30*time.Second)
+			assert.LessOrEqual(t, redirects.Load(), int32(11), "the loop is left after ten redirects")
+			metrics.Read(sample)
+			assert.Less(t, sample[0].Value.Uint64()-before, uint64(32<<20), "the pull allocated past the manifest bound")
+		})
+	}
+
+	t.Run("another module than the one required", func(t *testing.T) {
+		host := startRegistry(t, nil)
+		module := []byte("\x00asm\x01\x00\x00\x00 a module")
+		pushed, err := Push(ctx, "scopes.wasm", module, meta, host+"/plugins/scopes:1", Options{})
+		require.NoError(t, err)
+		out := filepath.Join(t.TempDir(), "p.wasm")
+		require.NoError(t, os.WriteFile(out, []byte("the module in use"), 0o644))
+		_, err = Pull(ctx, pushed.Ref, out, true, "sha256:"+strings.Repeat("b", 64), Options{})
+		require.ErrorIs(t, err, ErrOtherModule)
+		kept, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Equal(t, "the module in use", string(kept))
 	})
 }
 

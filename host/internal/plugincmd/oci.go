@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/ociplugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
@@ -60,14 +59,19 @@ func pull(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "the file to write (default: <last repository segment>.wasm here)")
 	allowTag := fs.Bool("allow-tag", false, "accept a reference without @sha256:<digest> (a tag can move)")
 	moduleDigest := fs.String("sha256", "", "also require this module sha256 (sha256:<hex> or <hex>)")
+	timeout := fs.Duration("timeout", ociplugin.DefaultTimeout, "give up when the registry has not answered the whole pull by then")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *timeout <= 0 {
+		fmt.Fprintln(stderr, "openstack-sync plugin pull: --timeout must be positive")
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "openstack-sync plugin pull: want exactly one REF")
 		return exitUsage
 	}
-	o := ociplugin.Options{Insecure: *insecure}
+	o := ociplugin.Options{Insecure: *insecure, Timeout: *timeout}
 	target := *out
 	if target == "" {
 		var err error
@@ -76,15 +80,11 @@ func pull(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	pulled, err := ociplugin.Pull(ctx, fs.Arg(0), target, !*allowTag, o)
+	// A module that is not the required one is refused before it is written: whatever target
+	// already holds stays.
+	pulled, err := ociplugin.Pull(ctx, fs.Arg(0), target, !*allowTag, *moduleDigest, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "openstack-sync plugin pull:", err)
-		return exitFail
-	}
-	if want := strings.ToLower(strings.TrimPrefix(*moduleDigest, "sha256:")); want != "" && "sha256:"+want != pulled.ModuleDigest {
-		os.Remove(target)
-		fmt.Fprintf(stderr, "openstack-sync plugin pull: %s holds a module with digest %s, not the required sha256:%s\n",
-			pulled.Ref, pulled.ModuleDigest, want)
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "pulled %s to %s (module %s)\n", pulled.Ref, target, pulled.ModuleDigest)

@@ -53,6 +53,13 @@ func TestPushPullRoundTrip(t *testing.T) {
 		assert.Contains(t, errOut, "not the required sha256:"+strings.Repeat("ab", 32))
 		_, err := os.Stat(other)
 		assert.True(t, os.IsNotExist(err), "a refused module is not left behind")
+		// A file already there (the module a running pod uses) is neither replaced nor removed.
+		require.NoError(t, os.WriteFile(other, []byte("the module in use"), 0o644))
+		code, _, _ = runCmd(t, "pull", "-o", other, "--sha256", strings.Repeat("ab", 32), ref)
+		assert.Equal(t, exitFail, code)
+		kept, err := os.ReadFile(other)
+		require.NoError(t, err)
+		assert.Equal(t, "the module in use", string(kept))
 	})
 	t.Run("a tag without --allow-tag", func(t *testing.T) {
 		code, _, errOut := runCmd(t, "pull", "-o", filepath.Join(t.TempDir(), "x.wasm"), host+"/plugins/neutron-address-scopes:0.3.1")

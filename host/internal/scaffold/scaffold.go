@@ -63,6 +63,11 @@ var (
 	kindRE  = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	pathRE  = regexp.MustCompile(`^v2\.0/[a-z0-9_-]+$`)
 	keyRE   = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	// moduleRE is a Go module path: the characters go.mod takes unquoted, in /-separated elements.
+	// What lands in go.mod must stay one token: a line break would write lines of its own.
+	moduleRE = regexp.MustCompile(`^[A-Za-z0-9][-._~A-Za-z0-9]*(/[-._~A-Za-z0-9]+)*$`)
+	// replaceRE is a replace target in go.mod: a path without spaces, quotes or control characters.
+	replaceRE = regexp.MustCompile(`^[^\s"'\x60\x00-\x1f\x7f]+$`)
 )
 
 // singular drops a plural s (scopes -> scope, policies -> policy).
@@ -162,6 +167,12 @@ func (o Options) derive() (*model, error) {
 		return nil, fmt.Errorf("group %q is not a DNS subdomain with a dot, e.g. example.org", m.Group)
 	case !kindRE.MatchString(m.Kind):
 		return nil, fmt.Errorf("kind %q: want CamelCase, e.g. KeystoneProject", m.Kind)
+	case !moduleRE.MatchString(m.Module):
+		return nil, fmt.Errorf("module %q: want a Go module path (letters, digits, '-', '.', '_', '~' in /-separated elements), e.g. example.org/neutron-address-scopes", m.Module)
+	case !replaceRE.MatchString(m.PDK):
+		return nil, fmt.Errorf("pdk %q: want a path without spaces, quotes or control characters", m.PDK)
+	case !replaceRE.MatchString(m.HostModule):
+		return nil, fmt.Errorf("host-module %q: want a path without spaces, quotes or control characters", m.HostModule)
 	}
 	if m.Ownership == "" {
 		m.Ownership = defaultOwnership(r)

@@ -69,6 +69,12 @@ func TestBadOptions(t *testing.T) {
 		{Options{Name: "neutron-address-scopes", Ownership: OwnerTag}, "--ownership tag: network:address-scopes has no tags; use name-prefix or none"},
 		{Options{Name: "neutron-address-scopes", Ownership: OwnerDescription}, "has no description it keeps; use name-prefix or none"},
 		{Options{Name: "keystone-projects", Ownership: "label"}, `--ownership "label": want tag, name-prefix, description or none`},
+		// A line break in what go.mod takes would write a line of its own into it.
+		{Options{Name: "neutron-address-scopes", Module: "example.org/x\nreplace evil => ../evil"}, `module "example.org/x\nreplace evil => ../evil": want a Go module path`},
+		{Options{Name: "neutron-address-scopes", Module: "example.org/x y"}, `module "example.org/x y": want a Go module path`},
+		{Options{Name: "neutron-address-scopes", Module: "example.org/\x1b[31mx"}, `want a Go module path`},
+		{Options{Name: "neutron-address-scopes", PDK: "../pdk\nrequire evil v1"}, `pdk "../pdk\nrequire evil v1": want a path without spaces`},
+		{Options{Name: "neutron-address-scopes", HostModule: "../x\ty"}, `host-module "../x\ty": want a path without spaces`},
 	}
 	for _, c := range cases {
 		_, err := Write(t.TempDir(), c.o)
