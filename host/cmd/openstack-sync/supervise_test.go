@@ -299,7 +299,10 @@ func TestTheSupervisorPassesThrough(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		child := childOf(t, cmd.Process.Pid)
 		waitFor(t, func() bool { return f.childRan() })
-		require.NoError(t, syscall.Kill(child, syscall.SIGKILL))
+		if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+			cmd.Wait()
+			t.Fatalf("kill %d: %v\n%s", child, err, out)
+		}
 		err := cmd.Wait()
 		t.Log(out)
 		require.Error(t, err)
