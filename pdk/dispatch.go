@@ -18,6 +18,7 @@ const (
 	entryReconcile  = "reconcile"
 	entryPrune      = "prune"
 	entryDelete     = "delete"
+	entryRemark     = "remark"
 )
 
 // instance is the guest-side state of one wasm instance: the open group's cache.
@@ -101,6 +102,22 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.
 			return nil, &wire.Error{Message: "prune: decoding input: " + err.Error(), Permanent: true}
 		}
 		return nil, toWire(p.Prune(newContext(h, nil), &msg.PruneRequest))
+	case entryRemark:
+		if p.Remark == nil {
+			return nil, &wire.Error{Message: "plugin has no Remark handler", Permanent: true}
+		}
+		var msg RemarkRequest
+		if err := json.Unmarshal(input, &msg); err != nil {
+			return nil, &wire.Error{Message: "remark: decoding input: " + err.Error(), Permanent: true}
+		}
+		res, err := p.Remark(newContext(h, nil), &msg)
+		if err != nil {
+			return nil, toWire(err)
+		}
+		if res == nil {
+			res = &RemarkResult{}
+		}
+		return marshal(res)
 	}
 	return nil, &wire.Error{Message: "unknown entry point " + entry, Permanent: true}
 }

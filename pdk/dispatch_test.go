@@ -167,6 +167,7 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 			WaitForAPI: ok, Reconcile: rec},
 		"empty grant": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Grants: []Grant{{Service: "network"}}},
 			WaitForAPI: ok, Reconcile: rec},
+		"has remark, no func":      {Metadata: Metadata{Name: "x", EnvPrefix: "X", HasRemark: true}, WaitForAPI: ok, Reconcile: rec},
 		"has delete, no func":      {Metadata: Metadata{Name: "x", EnvPrefix: "X", HasDelete: true, Lifecycle: true}, WaitForAPI: ok, Reconcile: rec},
 		"delete without lifecycle": {Metadata: Metadata{Name: "x", EnvPrefix: "X"}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
 		"group prune scope without prune": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: PruneScopeGroup},
@@ -346,4 +347,26 @@ func TestDecodeSpecRefusesUnknownFields(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", c.spec, err, c.want)
 		}
 	}
+}
+
+func TestRemarkDispatch(t *testing.T) {
+	withoutPlugin(t)
+	var got *RemarkRequest
+	Register(Plugin{Metadata: Metadata{Name: "x", EnvPrefix: "X"}, WaitForAPI: func(*Context) error { return nil },
+		Reconcile: func(*Context, *ReconcileRequest) (*Result, error) { return nil, nil },
+		Remark: func(_ *Context, req *RemarkRequest) (*RemarkResult, error) {
+			got = req
+			return &RemarkResult{Changes: []string{"thing a: marker x -> y"}}, nil
+		}})
+	assert.True(t, Registered().Metadata.HasRemark)
+	in := &instance{}
+	out, werr := in.dispatch(entryRemark, []byte(`{"abi_version":1,"object":{"kind":"K","name":"a"},"spec":{"name":"a"},"from":"understack","to":"openstack-sync","dry_run":true}`), &recordingHost{})
+	require.Nil(t, werr)
+	assert.JSONEq(t, `{"changes":["thing a: marker x -> y"]}`, string(out))
+	assert.Equal(t, "understack", got.From)
+	assert.Equal(t, "openstack-sync", got.To)
+	assert.True(t, got.DryRun)
+	var spec struct{ Name string }
+	require.NoError(t, got.DecodeSpec(&spec))
+	assert.Equal(t, "a", spec.Name)
 }

@@ -224,3 +224,6 @@ func exportPrune() int32 { return run(entryPrune) }
 
 //go:wasmexport delete
 func exportDelete() int32 { return run(entryDelete) }
+
+//go:wasmexport remark
+func exportRemark() int32 { return run(entryRemark) }

@@ -33,6 +33,41 @@ type Plugin struct {
 	// the CR is run again. It MUST NOT delete anything the CR does not own. Optional: without it
 	// the set-based Prune is the only cleanup. pdk/lifecycle's Driver.Delete implements it.
 	Delete func(ctx *Context, req *ReconcileRequest) (*Result, error)
+	// Remark moves the ownership markers of what one CR claims from one profile's to another's,
+	// for openstack-sync migrate (docs/migrating.md, docs/abi.md "remark"). Optional: without it a
+	// plugin's CRs cannot be moved between profiles. It MUST change nothing but markers, MUST
+	// never leave a resource without the marker of one of the two profiles, MUST write nothing
+	// with req.DryRun (it reports what it would change), and MUST be idempotent.
+	Remark func(ctx *Context, req *RemarkRequest) (*RemarkResult, error)
+}
+
+// RemarkRequest asks a plugin to move the markers of what one CR claims from profile From to
+// profile To (e.g. "understack" to "openstack-sync").
+type RemarkRequest struct {
+	Object Object `json:"object"`
+	// Spec is the CR's spec as JSON; decode it with DecodeSpec.
+	Spec json.RawMessage `json:"spec"`
+	// From and To name the profiles, e.g. "understack" and "openstack-sync".
+	From string `json:"from"`
+	To   string `json:"to"`
+	// DryRun asks for the changes without making any.
+	DryRun bool `json:"dry_run"`
+}
+
+// DecodeSpec decodes the CR's spec into v, as ReconcileRequest.DecodeSpec does.
+func (r *RemarkRequest) DecodeSpec(v any) error {
+	rr := ReconcileRequest{Object: r.Object, Spec: r.Spec}
+	return rr.DecodeSpec(v)
+}
+
+// RemarkResult says what a remark changed, or with DryRun would change: one line per resource,
+// naming it and the markers (e.g. "ironic runbook bios (uuid): extra _understack_runbook_* ->
+// openstack-sync.io/*"). Nothing to change is an empty result.
+type RemarkResult struct {
+	Changes []string `json:"changes,omitempty"`
+	// Notes say what the remark found but left alone (a resource the CR names that carries no
+	// marker of either profile).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Metadata describes the plugin to the host and to operators.
@@ -66,6 +101,8 @@ type Metadata struct {
 	// bytes). The host shows these three (`openstack-sync plugin inspect`, OCI annotations)
 	// and never acts on them.
 	Source string `json:"source,omitempty"`
+	// HasRemark is set by Register when Remark is non-nil.
+	HasRemark bool `json:"has_remark,omitempty"`
 	// HasDelete is set by Register when Delete is non-nil.
 	HasDelete bool `json:"has_delete,omitempty"`
 	// Lifecycle says the plugin reports the shared lifecycle status (Result.Lifecycle): the host
@@ -296,6 +333,9 @@ func Register(p Plugin) {
 	if p.Delete != nil {
 		p.Metadata.HasDelete = true
 	}
+	if p.Remark != nil {
+		p.Metadata.HasRemark = true
+	}
 	if err := validate(&p); err != nil {
 		panic("pdk.Register: " + err.Error())
 	}
@@ -330,6 +370,9 @@ func validate(p *Plugin) error {
 	}
 	if m.HasPrune && p.Prune == nil {
 		return fmt.Errorf("plugin %q: Metadata.HasPrune is set but Prune is nil", m.Name)
+	}
+	if m.HasRemark && p.Remark == nil {
+		return fmt.Errorf("plugin %q: Metadata.HasRemark is set but Remark is nil", m.Name)
 	}
 	if m.HasDelete && p.Delete == nil {
 		return fmt.Errorf("plugin %q: Metadata.HasDelete is set but Delete is nil", m.Name)

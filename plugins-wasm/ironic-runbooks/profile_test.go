@@ -120,3 +120,53 @@ func TestUnderstackProfileNamesNoReasonTheOriginalDidNot(t *testing.T) {
 	require.Error(t, err)
 	assert.Empty(t, pdk.Reason(err), "the original failed it with ReconcileError")
 }
+
+func remark(t *testing.T, ctx *pdk.Context, name string, dry bool) (*pdk.RemarkResult, error) {
+	t.Helper()
+	spec, _ := json.Marshal(map[string]any{"runbookName": name})
+	return pdk.Registered().Remark(ctx, &pdk.RemarkRequest{Object: obj, Spec: spec, From: "understack", To: "openstack-sync", DryRun: dry})
+}
+
+// TestRemarkMovesTheMarkerInOneWrite: openstack-sync migrate re-marks through the plugin; the
+// runbook's extra swaps the original's keys for this project's in one PATCH (never without a
+// marker), keeps every other key, and a second run writes nothing.
+func TestRemarkMovesTheMarkerInOneWrite(t *testing.T) {
+	f := originalSite(t)
+	f.find("CUSTOM_BIOS_DEFAULTS")["extra"].(map[string]any)["ticket"] = "OPS-7"
+	ctx := fakeHost(t, f, nil, nil)
+	res, err := remark(t, ctx, "CUSTOM_BIOS_DEFAULTS", true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ironic runbook CUSTOM_BIOS_DEFAULTS (a0000000-0000-4000-8000-000000000001): extra " +
+		"_understack_runbook_marker_version,_understack_runbook_operator,_understack_runbook_source -> " +
+		"openstack-sync.io/managed-by,openstack-sync.io/marker-version,openstack-sync.io/source"}, res.Changes)
+	assert.Empty(t, pdktest.Of(t, ctx).Writes(), "a dry run writes nothing")
+
+	ctx = fakeHost(t, f, nil, nil)
+	_, err = remark(t, ctx, "CUSTOM_BIOS_DEFAULTS", false)
+	require.NoError(t, err)
+	writes := pdktest.Of(t, ctx).Writes()
+	require.Len(t, writes, 1)
+	assert.Equal(t, "PATCH", writes[0].Method)
+	want := markersOf[compat.OpenStackSync].keys()
+	want["ticket"] = "OPS-7"
+	assert.Equal(t, want, f.find("CUSTOM_BIOS_DEFAULTS")["extra"])
+
+	ctx = fakeHost(t, f, nil, nil)
+	res, err = remark(t, ctx, "CUSTOM_BIOS_DEFAULTS", false)
+	require.NoError(t, err)
+	assert.Empty(t, res.Changes)
+	assert.Empty(t, pdktest.Of(t, ctx).Writes(), "idempotent")
+
+	// The moved runbook is converged under this project's profile: zero writes.
+	ctx = fakeHost(t, f, nil, nil)
+	spec := bios()
+	spec.Extra = map[string]any{"ticket": "OPS-7"}
+	_, err = pdktest.Reconcile(ctx, nil, obj, spec)
+	require.NoError(t, err)
+	assert.Empty(t, pdktest.Of(t, ctx).Writes())
+
+	res, err = remark(t, fakeHost(t, f, nil, nil), "CUSTOM_HANDMADE", false)
+	require.NoError(t, err)
+	assert.Empty(t, res.Changes)
+	assert.Contains(t, res.Notes[0], "carries no marker of either profile: left alone")
+}

@@ -101,3 +101,58 @@ func TestUnderstackProfilePrunesTheOriginalsOrphans(t *testing.T) {
 		assert.NotNil(t, find(f.Flavors, kept), kept)
 	}
 }
+
+func remark(t *testing.T, f *fakeNeutron, spec Spec, dry bool) (*pdk.RemarkResult, *pdktest.Host) {
+	t.Helper()
+	ctx := host(t, f, nil)
+	raw, _ := json.Marshal(spec)
+	res, err := pdk.Registered().Remark(ctx, &pdk.RemarkRequest{Object: obj, Spec: raw, From: "understack", To: "openstack-sync", DryRun: dry})
+	require.NoError(t, err)
+	return res, pdktest.Of(t, ctx)
+}
+
+// TestRemarkMovesFlavorAndProfiles: the flavor's description marker and its bound profile's
+// metainfo keys move to this project's; Neutron changes no bound profile, so it is unbound,
+// re-marked and bound again. Afterwards the CR is converged under this project's profile.
+func TestRemarkMovesFlavorAndProfiles(t *testing.T) {
+	f := loadOriginalFake(t)
+	before := snapshot(t, f)
+	res, h := remark(t, f, asa(), true)
+	assert.Len(t, res.Changes, 2)
+	assert.Empty(t, h.Writes(), "a dry run writes nothing")
+	assert.Equal(t, before, snapshot(t, f))
+
+	_, h = remark(t, f, asa(), false)
+	var writes []string
+	for _, w := range h.Writes() {
+		writes = append(writes, w.Method+" "+w.Path)
+	}
+	assert.Equal(t, []string{"DELETE v2.0/flavors/f-owned/service_profiles/p-owned", "PUT v2.0/service_profiles/p-owned",
+		"POST v2.0/flavors/f-owned/service_profiles", "PUT v2.0/flavors/f-owned"}, writes)
+	assert.Equal(t, "ASA routers "+ours.flavor, find(f.Flavors, "f-owned")["description"])
+	assert.JSONEq(t, `{"openstack-sync.io/managed-by":"neutron-router-flavors","openstack-sync.io/marker-version":"v1",`+
+		`"openstack-sync.io/source":"NeutronRouterFlavor","resource_class":"asa"}`, find(f.Profiles, "p-owned")["metainfo"].(string))
+	assert.Equal(t, []any{"p-owned"}, find(f.Flavors, "f-owned")["service_profiles"])
+
+	res, h = remark(t, f, asa(), false)
+	assert.Empty(t, res.Changes)
+	assert.Empty(t, h.Writes(), "idempotent")
+	ctx := host(t, f, nil)
+	out, err := pdktest.Reconcile(ctx, nil, obj, asa())
+	require.NoError(t, err)
+	assert.Equal(t, "Success", out.Lifecycle.Reason, out.Lifecycle.Message)
+	assert.Empty(t, pdktest.Of(t, ctx).Writes(), "converged under this project's profile: zero writes")
+}
+
+// A migrate that stopped after unbinding a profile finds it by the spec's entry and finishes.
+func TestRemarkFinishesAStoppedRun(t *testing.T) {
+	f := loadOriginalFake(t)
+	find(f.Flavors, "f-owned")["service_profiles"] = []any{}
+	_, h := remark(t, f, asa(), false)
+	var writes []string
+	for _, w := range h.Writes() {
+		writes = append(writes, w.Method+" "+w.Path)
+	}
+	assert.Equal(t, []string{"PUT v2.0/service_profiles/p-owned", "POST v2.0/flavors/f-owned/service_profiles", "PUT v2.0/flavors/f-owned"}, writes)
+	assert.Equal(t, []any{"p-owned"}, find(f.Flavors, "f-owned")["service_profiles"])
+}

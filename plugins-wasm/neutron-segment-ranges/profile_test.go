@@ -98,3 +98,49 @@ func TestUnderstackProfilePrunesTheOriginalsOrphans(t *testing.T) {
 	require.NoError(t, pdk.Registered().Prune(ctx, &pdk.PruneRequest{AuthoritativeEmpty: true}))
 	assert.Empty(t, pdktest.Of(t, ctx).Requests())
 }
+
+func remark(t *testing.T, f *fakeNeutron, spec map[string]any, dry bool) (*pdk.RemarkResult, *pdktest.Host, error) {
+	t.Helper()
+	ctx := f.context(t, nil)
+	raw, _ := json.Marshal(spec)
+	res, err := pdk.Registered().Remark(ctx, &pdk.RemarkRequest{Object: obj, Spec: raw, From: "understack", To: "openstack-sync", DryRun: dry})
+	return res, pdktest.Of(t, ctx), err
+}
+
+// TestRemarkRenamesTheRange: the range moves from the original's prefixed name to the CR's name in
+// one PUT; afterwards the CR is converged under this project's profile.
+func TestRemarkRenamesTheRange(t *testing.T) {
+	f := originalSite(t)
+	res, h, err := remark(t, f, edge, true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"segment range understack-sr:edge-vlans (us-1): name understack-sr:edge-vlans -> edge-vlans"}, res.Changes)
+	assert.Empty(t, h.Writes())
+
+	_, h, err = remark(t, f, edge, false)
+	require.NoError(t, err)
+	require.Len(t, h.Writes(), 1)
+	assert.Len(t, f.byName("edge-vlans"), 1)
+	assert.Empty(t, f.byName("understack-sr:edge-vlans"))
+
+	res, h, err = remark(t, f, edge, false)
+	require.NoError(t, err)
+	assert.Empty(t, res.Changes)
+	assert.Empty(t, h.Writes(), "idempotent")
+
+	ctx := f.context(t, nil)
+	out, err := pdktest.Reconcile(ctx, nil, obj, edge)
+	require.NoError(t, err)
+	assert.Equal(t, "Success", out.Lifecycle.Reason)
+	assert.Equal(t, "us-1", out.Lifecycle.ID)
+	assert.Empty(t, pdktest.Of(t, ctx).Writes())
+}
+
+func TestRemarkRefusesRangesUnderBothNames(t *testing.T) {
+	f := originalSite(t)
+	f.ranges = append(f.ranges, map[string]any{"id": "dup", "name": "edge-vlans", "shared": true, "network_type": "vlan",
+		"physical_network": "physnet1", "minimum": 600, "maximum": 699})
+	_, h, err := remark(t, f, edge, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `segment ranges "understack-sr:edge-vlans" (us-1) and "edge-vlans" (dup) both exist`)
+	assert.Empty(t, h.Writes())
+}

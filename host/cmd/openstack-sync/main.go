@@ -41,6 +41,8 @@ commands:
           run one plugin as a shell-operator hook
   run --plugin <file> --clouds <clouds.yaml> [--dry-run] CR.yaml...
           one hook pass without Kubernetes, printing statuses and OpenStack requests
+  migrate --plugin <file> --from-crd C --to-crd C [--dry-run]
+          move a plugin's CRs and markers from the original operator's names to this project's
   plugin new|inspect|verify|push|pull ...
           write, look into and ship a plugin module without a cluster (openstack-sync plugin help)
   version print the version
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return plugincmd.Main(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runcmd.Main(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		return migrateCommand(ctx, args[1:], os.LookupEnv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "openstack-sync", versionString())
 		return hook.ExitOK

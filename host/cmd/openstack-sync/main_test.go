@@ -24,6 +24,11 @@ func TestCommands(t *testing.T) {
 		{args: []string{"run", "--plugin", "p.wasm", "--embedded-cloud", "cr.yaml"}, code: 2,
 			stderr: "--embedded-cloud is only in openstack-sync-dev"},
 		{args: []string{"plugin", "verify"}, code: 2, stderr: "want at least one FILE"},
+		{args: []string{"migrate"}, code: 2, stderr: "openstack-sync migrate: --plugin, --from-crd and --to-crd are required"},
+		{args: []string{"migrate", "--plugin", "p.wasm", "--from-crd", "ironicrunbooks", "--to-crd", "x.y/v1"}, code: 2,
+			stderr: `--from-crd: "ironicrunbooks" is not <plural>.<group>/<version>`},
+		{args: []string{"migrate", "--plugin", "p.wasm", "--from-crd", "a.b/v1", "--to-crd", "a.c/v1", "--from", "rackspace"}, code: 2,
+			stderr: `--from must be openstack-sync or understack; got "rackspace"`},
 		// The real wasm loader is wired: a missing module is named with the reason.
 		{args: []string{"hook", "--plugin", "testdata/missing.wasm", "--config"}, code: 1,
 			stderr: "loading plugin testdata/missing.wasm"},

@@ -14,7 +14,8 @@ const module = "github.com/openstack-sync/openstack-sync/"
 // framework are the packages that hold the rules every plugin shares.
 var framework = []string{
 	"host/internal/bindingctx", "host/internal/events", "host/internal/finalizer", "host/internal/hook", "host/internal/hookenv",
-	"host/internal/kubeapi", "host/internal/metrics", "host/internal/planner", "host/internal/plugin",
+	"host/internal/kubeapi", "host/internal/metrics", "host/internal/migrate", "host/internal/planner", "host/internal/plugin",
+	"host/internal/profile",
 	"host/internal/resource", "host/internal/runner", "host/internal/status",
 }
 

@@ -53,6 +53,9 @@ type Metadata struct {
 	// desired specs, and a failure in one group never skips another group's prune. Without it
 	// every group's prune must spare every group's names, so any failure skips every prune.
 	PrunePerGroup bool
+	// HasRemark marks a plugin that implements Remarker: its CRs can be moved between profiles
+	// (openstack-sync migrate).
+	HasRemark bool
 }
 
 // Plugin is one resource type's reconcile and prune logic. Implementations need not be safe for
@@ -155,6 +158,30 @@ func (l *Lifecycle) Terminal() bool {
 // may be released only when the result's Lifecycle reason is Success.
 type Deleter interface {
 	Delete(ctx context.Context, s Session, c Cache, req ReconcileRequest) (Result, error)
+}
+
+// Remarker is implemented by plugins that can move the ownership markers of what one CR claims
+// from one profile's to another's (Metadata.HasRemark), for openstack-sync migrate
+// (docs/migrating.md). Remark MUST change nothing but markers, MUST never leave a resource without
+// the marker of one of the two profiles, MUST write nothing with DryRun, and MUST be idempotent.
+type Remarker interface {
+	Remark(ctx context.Context, s Session, req RemarkRequest) (RemarkResult, error)
+}
+
+// RemarkRequest names one CR and the profiles its resources move between.
+type RemarkRequest struct {
+	Object Object
+	Spec   map[string]any
+	// From and To are profile names, e.g. "understack" and "openstack-sync".
+	From, To string
+	DryRun   bool
+}
+
+// RemarkResult is what a remark changed (or with DryRun would change), one line per resource,
+// and what it found but left alone.
+type RemarkResult struct {
+	Changes []string
+	Notes   []string
 }
 
 // PruneRequest asks a plugin to delete what no desired spec claims.

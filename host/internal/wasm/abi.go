@@ -32,6 +32,7 @@ const (
 	EntryReconcile  = "reconcile"
 	EntryPrune      = "prune"
 	EntryDelete     = "delete"
+	EntryRemark     = "remark"
 )
 
 // The JSON messages of docs/abi.md, as the host sees them. The pdk keeps its own copy: the two
@@ -53,7 +54,9 @@ type metadataMessage struct {
 	Description string `json:"description,omitempty"`
 	Source      string `json:"source,omitempty"`
 	HasDelete   bool   `json:"has_delete"`
-	Lifecycle   bool   `json:"lifecycle"`
+	// HasRemark: the module exports remark (openstack-sync migrate, docs/abi.md).
+	HasRemark bool `json:"has_remark,omitempty"`
+	Lifecycle bool `json:"lifecycle"`
 	// PruneScope is "group" when the plugin's ownership marker records the credential group
 	// (plugin.Metadata.PrunePerGroup); "" or "all" otherwise.
 	PruneScope string `json:"prune_scope,omitempty"`

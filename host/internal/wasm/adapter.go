@@ -255,3 +255,48 @@ func (p *Plugin) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+var _ plugin.Remarker = (*Plugin)(nil)
+
+// remarkMessage is the remark entry point's input (docs/abi.md, "remark").
+type remarkMessage struct {
+	ABIVersion int            `json:"abi_version"`
+	Object     objectMessage  `json:"object"`
+	Spec       map[string]any `json:"spec"`
+	From       string         `json:"from"`
+	To         string         `json:"to"`
+	DryRun     bool           `json:"dry_run"`
+}
+
+// remarkResultMessage is its output.
+type remarkResultMessage struct {
+	Changes []string `json:"changes"`
+	Notes   []string `json:"notes"`
+}
+
+// Remark implements plugin.Remarker: one call outside any group, like a prune.
+func (p *Plugin) Remark(ctx context.Context, s plugin.Session, req plugin.RemarkRequest) (plugin.RemarkResult, error) {
+	if !p.declared.HasRemark {
+		return plugin.RemarkResult{}, fmt.Errorf("wasm plugin %q %s: the plugin cannot move its markers between profiles", p.name, EntryRemark)
+	}
+	obj := req.Object
+	input, err := json.Marshal(remarkMessage{ABIVersion: ABIVersion, Object: objectMessage{APIVersion: obj.APIVersion, Kind: obj.Kind,
+		Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID, Generation: obj.Generation}, Spec: req.Spec,
+		From: req.From, To: req.To, DryRun: req.DryRun})
+	if err != nil {
+		return plugin.RemarkResult{}, fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, EntryRemark, err)
+	}
+	ci := &callInfo{entry: EntryRemark, session: s, object: &obj, log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
+	out, err := p.once(ctx, ci, input)
+	if err != nil {
+		return plugin.RemarkResult{}, finish(ci, err)
+	}
+	var res remarkResultMessage
+	if len(out) > 0 {
+		if derr := json.Unmarshal(out, &res); derr != nil {
+			return plugin.RemarkResult{}, finish(ci, &CallError{Plugin: p.name, Entry: EntryRemark, Kind: "protocol",
+				Detail: "output is not a remark result: " + derr.Error()})
+		}
+	}
+	return plugin.RemarkResult{Changes: res.Changes, Notes: res.Notes}, finish(ci, nil)
+}

@@ -36,7 +36,7 @@ var wasiAllowed = map[string]bool{
 // requiredExports must exist with type () -> i32; optionalExports may.
 var (
 	requiredExports = []string{EntryMetadata, EntryWaitForAPI, EntryReconcile}
-	optionalExports = []string{EntryPrune, EntryGroupBegin, EntryGroupEnd, EntryDelete}
+	optionalExports = []string{EntryPrune, EntryGroupBegin, EntryGroupEnd, EntryDelete, EntryRemark}
 )
 
 // LoadError is a module the host refuses to load.

@@ -33,7 +33,7 @@ func LoadNative(ctx context.Context, exe string, opts Options) (plugin.Plugin, e
 	p.log = o.Logger.With("plugin", p.name)
 	p.pool = newPool(o.PoolSize, o.CallTimeout, p.newInstance)
 	// Every entry point exists in a pdk build.
-	if err := p.readMetadata(ctx, map[string]api.FunctionDefinition{EntryPrune: nil}); err != nil {
+	if err := p.readMetadata(ctx, map[string]api.FunctionDefinition{EntryPrune: nil, EntryDelete: nil, EntryRemark: nil}); err != nil {
 		p.Close(ctx)
 		return nil, err
 	}

@@ -306,6 +306,9 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 	if _, ok := exports[EntryDelete]; m.HasDelete && !ok {
 		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_delete is true but the module does not export %q", EntryDelete)}
 	}
+	if _, ok := exports[EntryRemark]; m.HasRemark && !ok {
+		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_remark is true but the module does not export %q", EntryRemark)}
+	}
 	p.name = m.Name
 	p.log = p.opts.Logger.With("plugin", p.name)
 	p.meta = m.metadata()
@@ -395,7 +398,7 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 func (m *metadataMessage) metadata() plugin.Metadata {
 	return plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
 		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune,
-		PrunePerGroup: m.PruneScope == PruneScopeGroup}
+		PrunePerGroup: m.PruneScope == PruneScopeGroup, HasRemark: m.HasRemark}
 }
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.
