@@ -163,6 +163,14 @@ func TestTakeover(t *testing.T) {
 	assert.Contains(t, out, "re-mark ironic runbook CUSTOM_TKO_KEEP (")
 	assert.Contains(t, out, "remove finalizer "+understackFinalizer+" from ironicrunbooks.ironic.understack.rackspace.net takeover/tko-keep, then delete it")
 	assert.Equal(t, after, c.snapshot(t, ctx), "a dry run writes nothing")
+	for _, n := range []string{"tko-keep", "tko-keep2"} {
+		u := h.getNS(t, ctx, uRunbooks, n)
+		fs, _, _ := unstructured.NestedSlice(u.Object, "metadata", "finalizers")
+		assert.Equal(t, []any{understackFinalizer}, fs, "a dry run writes nothing: %s", n)
+		assert.Nil(t, u.GetDeletionTimestamp(), "a dry run deletes nothing: %s", n)
+		_, err := h.dyn.Resource(runbooks.gvr).Namespace(tkoNS).Get(ctx, n, metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "a dry run creates nothing: %s", n)
+	}
 
 	// Without permission to patch the original's CRs: one line naming the CR and what to do.
 	out, code = h.migrate(t, ctx, h.noPatchKubeconfig(t, ctx), "ironic-runbooks", fromRB, toRB)
@@ -196,6 +204,15 @@ func TestTakeover(t *testing.T) {
 		assert.Empty(t, l.Items, "%s: every CR moved", g.Resource)
 	}
 	moved := c.snapshot(t, ctx)
+	for _, cr := range []struct {
+		k    kind
+		name string
+		fin  []any
+	}{{runbooks, "tko-keep", []any{finalizer}}, {runbooks, "tko-keep2", []any{finalizer}}, {routerFlavors, "tko-flavor", []any{finalizer}},
+		{segmentRanges, "tko-keep", nil}} {
+		fs, _, _ := unstructured.NestedSlice(h.getNS(t, ctx, cr.k.gvr, cr.name).Object, "metadata", "finalizers")
+		assert.Equal(t, cr.fin, fs, "%s %s: this project's finalizer where the original held its own", cr.k.kind, cr.name)
+	}
 
 	// This project's profile (PRUNE off: its prune would sweep every test's resources): every CR
 	// Synced under its own CRD, with zero creates and zero writes.
@@ -221,9 +238,6 @@ func TestTakeover(t *testing.T) {
 		assert.Equal(t, moved[n], final[n], "%s: unchanged under this project's profile", n)
 	}
 	assert.Equal(t, before["sr/understack-sr:tko-keep"][:1], final["sr/tko-keep"][:1], "the range is the one the original made (same id)")
-	u := h.getNS(t, ctx, runbooks.gvr, "tko-keep")
-	fs, _, _ := unstructured.NestedSlice(u.Object, "metadata", "finalizers")
-	assert.Equal(t, []any{finalizer}, fs)
 }
 
 // tkoValues are the release's values: the plugins of this run, the profile, PRUNE per plugin.
