@@ -177,7 +177,7 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 		ctx.Logf(pdk.LevelInfo, "deleted ironic runbook %s: no IronicRunbook claims it", name)
 	}
 	for _, name := range out.Unowned {
-		ctx.Logf(pdk.LevelInfo, "keeping ironic runbook %s: no IronicRunbook claims it but it lacks the %s marker", name, a.own.own.owner)
+		ctx.Logf(pdk.LevelInfo, "keeping ironic runbook %s: no IronicRunbook claims it but it lacks the %s marker", name, a.own.Own.owner)
 	}
 	return err
 }

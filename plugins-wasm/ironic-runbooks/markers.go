@@ -60,30 +60,17 @@ func swapped(extra map[string]any, from, to markerSet) map[string]any {
 	return out
 }
 
-// ownership is what one run's profile makes of markers: its own, and the other profile's, whose
-// runbooks it never takes over.
-type ownership struct {
-	profile compat.Profile
-	own     markerSet
-	other   markerSet
-}
+// ownership is one run's view of the markers: its profile's, and the other's (compat.Ownership).
+type ownership = compat.Ownership[markerSet]
 
-func ownershipOf(p compat.Profile) ownership {
-	return ownership{profile: p, own: markersOf[p], other: markersOf[p.Other()]}
-}
+func ownershipOf(p compat.Profile) ownership { return compat.OwnershipOf(p, markersOf) }
 
-func ownershipFor(ctx *pdk.Context) (ownership, error) {
-	p, err := compat.Of(ctx)
-	if err != nil {
-		return ownership{}, err
-	}
-	return ownershipOf(p), nil
-}
+func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.OwnershipFor(ctx, markersOf) }
 
 // foreign reports the error of a runbook that carries only the other profile's marker.
-func (o ownership) foreign(rb *runbook) error {
-	if rb == nil || o.own.owns(rb.Extra) || !o.other.owns(rb.Extra) {
+func foreign(o ownership, rb *runbook) error {
+	if rb == nil || o.Own.owns(rb.Extra) || !o.Other.owns(rb.Extra) {
 		return nil
 	}
-	return &compat.ForeignError{What: fmt.Sprintf("runbook %q (%s)", rb.Name, rb.UUID), Profile: o.profile.Other(), Marker: o.other.String()}
+	return &compat.ForeignError{What: fmt.Sprintf("runbook %q (%s)", rb.Name, rb.UUID), Profile: o.Profile.Other(), Marker: o.Other.String()}
 }

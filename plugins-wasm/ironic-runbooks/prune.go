@@ -80,7 +80,7 @@ func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error)
 		if rb.Name == "" || want[rb.Name] {
 			continue
 		}
-		if !a.own.own.owns(rb.Extra) {
+		if !a.own.Own.owns(rb.Extra) {
 			out.Unowned = append(out.Unowned, rb.Name)
 			continue
 		}

@@ -347,7 +347,7 @@ func reconcile(a api, s Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.own.foreign(cur); err != nil {
+	if err := foreign(a.own, cur); err != nil {
 		return nil, err
 	}
 	// wrote says this CR changed the runbook, so the group must remember what Ironic now holds;
@@ -401,7 +401,7 @@ func (a api) create(s Spec, steps []step) (*runbook, error) {
 		"steps":           steps,
 		"public":          s.Public,
 		"disable_ramdisk": s.DisableRamdisk,
-		"extra":           s.desiredExtra(a.own.own),
+		"extra":           s.desiredExtra(a.own.Own),
 		"owner":           nil,
 	}
 	if s.Owner != "" {
@@ -464,7 +464,7 @@ func patchFor(cur *runbook, s Spec, steps []step, withDescription bool, m marker
 
 // update patches cur into the spec and reports whether it sent a patch.
 func (a api) update(cur *runbook, s Spec, steps []step) (bool, error) {
-	ops := patchFor(cur, s, steps, a.traitsSupported(), a.own.own)
+	ops := patchFor(cur, s, steps, a.traitsSupported(), a.own.Own)
 	if len(ops) == 0 {
 		return false, nil
 	}
@@ -485,7 +485,7 @@ func (a api) update(cur *runbook, s Spec, steps []step) (bool, error) {
 		return true, nil
 	}
 	// An answer without the runbook: what Ironic holds is what the patch asked for.
-	applyPatch(cur, s, steps, ops, a.own.own)
+	applyPatch(cur, s, steps, ops, a.own.Own)
 	return true, nil
 }
 

@@ -236,8 +236,8 @@ func (st *state) metaOf(p profile) profileMeta {
 		return m
 	}
 	m := p.metaInfo()
-	owned := st.own.own.ownsMeta(m)
-	foreign := !owned && st.own.other.ownsMeta(m)
+	owned := st.own.Own.ownsMeta(m)
+	foreign := !owned && st.own.Other.ownsMeta(m)
 	for _, k := range markerKeys() {
 		delete(m, k)
 	}
@@ -430,9 +430,9 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 	if ownedMatch == nil && foreignMatch != nil {
 		// Adopting it would strip the marker the other profile's operator, or a move under way,
 		// depends on; making another would leave the flavor two profiles for one entry.
-		return profile{}, nil, st.own.foreignProfile(*foreignMatch)
+		return profile{}, nil, foreignProfile(st.own, *foreignMatch)
 	}
-	metainfo, err := st.own.own.markedMetainfo(ps.MetaInfo)
+	metainfo, err := st.own.Own.markedMetainfo(ps.MetaInfo)
 	if err != nil {
 		return profile{}, nil, err
 	}
@@ -511,7 +511,7 @@ func (st *state) createFlavor(s Spec) (flavor, error) {
 		Flavor flavor `json:"flavor"`
 	}
 	body := map[string]any{"name": s.Name, "service_type": s.serviceType(), "enabled": enabled(s.IsEnabled),
-		"description": st.own.own.markedDescription(s.Description)}
+		"description": st.own.Own.markedDescription(s.Description)}
 	if err := st.svc.Call("POST", flavorsPath, nil, map[string]any{"flavor": body}, &resp); err != nil {
 		return flavor{}, fmt.Errorf("create flavor %q: %w", s.Name, err)
 	}
@@ -534,13 +534,13 @@ func (st *state) updateFlavor(f flavor, s Spec) (flavor, error) {
 		return f, &serviceTypeError{msg: fmt.Sprintf("Router flavor %q already exists in Neutron with service_type=%s, not %s; "+
 			"service_type cannot change, so rename the CR's flavor or delete the Neutron one", s.Name, f.ServiceType, s.serviceType())}
 	}
-	if err := st.own.foreignFlavor(f); err != nil {
+	if err := foreignFlavor(st.own, f); err != nil {
 		return f, err
 	}
-	if st.own.own.userDescription(f.Description) == s.Description && st.own.own.ownsFlavor(f) && f.Enabled == enabled(s.IsEnabled) {
+	if st.own.Own.userDescription(f.Description) == s.Description && st.own.Own.ownsFlavor(f) && f.Enabled == enabled(s.IsEnabled) {
 		return f, nil
 	}
-	desc := st.own.own.markedDescription(s.Description)
+	desc := st.own.Own.markedDescription(s.Description)
 	var resp struct {
 		Flavor flavor `json:"flavor"`
 	}
@@ -590,7 +590,7 @@ func (st *state) bind(f flavor, want []string, log logf) error {
 			}
 			p = resp.Profile
 		}
-		if !st.own.own.ownsProfile(p) {
+		if !st.own.Own.ownsProfile(p) {
 			log("router flavor %s: leaving unowned service profile %s bound", f.Name, id)
 			continue
 		}

@@ -65,7 +65,7 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	return own.profile.OriginalReasons(reconcileFlavor(ctx, req, own))
+	return own.Profile.OriginalReasons(reconcileFlavor(ctx, req, own))
 }
 
 func reconcileFlavor(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership) (*pdk.Result, error) {
@@ -120,5 +120,5 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	if err != nil {
 		return err
 	}
-	return prune(network(ctx), own.own, desired, req.AuthoritativeEmpty, mode, logger(ctx, pdk.LevelInfo))
+	return prune(network(ctx), own.Own, desired, req.AuthoritativeEmpty, mode, logger(ctx, pdk.LevelInfo))
 }

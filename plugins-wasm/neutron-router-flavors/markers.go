@@ -78,39 +78,26 @@ func (m markerSet) markedMetainfo(meta map[string]any) (string, error) {
 	return canon.JSON(out)
 }
 
-// ownership is what one run's profile makes of markers: its own, and the other profile's, whose
-// flavors and profiles it never takes over.
-type ownership struct {
-	profile compat.Profile
-	own     markerSet
-	other   markerSet
-}
+// ownership is one run's view of the markers: its profile's, and the other's (compat.Ownership).
+type ownership = compat.Ownership[markerSet]
 
-func ownershipOf(p compat.Profile) ownership {
-	return ownership{profile: p, own: markersOf[p], other: markersOf[p.Other()]}
-}
+func ownershipOf(p compat.Profile) ownership { return compat.OwnershipOf(p, markersOf) }
 
-func ownershipFor(ctx *pdk.Context) (ownership, error) {
-	p, err := compat.Of(ctx)
-	if err != nil {
-		return ownership{}, err
-	}
-	return ownershipOf(p), nil
-}
+func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.OwnershipFor(ctx, markersOf) }
 
 // foreignFlavor is the error of a flavor carrying only the other profile's marker.
-func (o ownership) foreignFlavor(f flavor) error {
-	if o.own.ownsFlavor(f) || !o.other.ownsFlavor(f) {
+func foreignFlavor(o ownership, f flavor) error {
+	if o.Own.ownsFlavor(f) || !o.Other.ownsFlavor(f) {
 		return nil
 	}
-	return &compat.ForeignError{What: fmt.Sprintf("router flavor %q (%s)", f.Name, f.ID), Profile: o.profile.Other(),
-		Marker: "description " + o.other.flavor}
+	return &compat.ForeignError{What: fmt.Sprintf("router flavor %q (%s)", f.Name, f.ID), Profile: o.Profile.Other(),
+		Marker: "description " + o.Other.flavor}
 }
 
 // foreignProfile is the error of a service profile carrying only the other profile's marker.
-func (o ownership) foreignProfile(p profile) error {
-	return &compat.ForeignError{What: "service profile " + p.ID, Profile: o.profile.Other(),
-		Marker: fmt.Sprintf("metainfo %s=%s", o.other.owner, o.other.ownerValue)}
+func foreignProfile(o ownership, p profile) error {
+	return &compat.ForeignError{What: "service profile " + p.ID, Profile: o.Profile.Other(),
+		Marker: fmt.Sprintf("metainfo %s=%s", o.Other.owner, o.Other.ownerValue)}
 }
 
 // markerKeys are every profile's metainfo keys: none is the user's, whichever profile runs.

@@ -134,7 +134,7 @@ func (a actuator) ListForImport(_ context.Context, _ *rangeCR, f ImportFilter) (
 }
 
 func (a actuator) Create(_ context.Context, c *rangeCR) (*segmentRange, lifecycle.Progress) {
-	if err := c.own.foreign(a.idx, c.spec); err != nil {
+	if err := foreign(c.own, a.idx, c.spec); err != nil {
 		return nil, lifecycle.Transient(err)
 	}
 	r, err := create(a.svc, a.idx, c.spec)

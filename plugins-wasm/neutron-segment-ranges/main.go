@@ -69,7 +69,7 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	return own.profile.OriginalReasons(reconcileRange(ctx, req, own))
+	return own.Profile.OriginalReasons(reconcileRange(ctx, req, own))
 }
 
 func reconcileRange(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership) (*pdk.Result, error) {
@@ -87,7 +87,7 @@ func reconcileRange(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership) 
 		return lifecycle.Outcome{Progress: lifecycle.Transient(err)}.Result(), nil
 	}
 	// Under a profile that marks its ranges by name the driver works with the name in Neutron.
-	spec.Name = own.own.neutronName(spec.Name)
+	spec.Name = own.Own.neutronName(spec.Name)
 	id, _ := req.Status["id"].(string)
 	out := driver.Reconcile(context.Background(), &rangeCR{spec: spec, statusID: id, svc: svc, idx: idx, own: own})
 	return out.Result(), nil
@@ -142,7 +142,7 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	for i, n := range names {
 		desired[i].Name = n.Name
 	}
-	return prune(network(ctx), own.own, desired, req.AuthoritativeEmpty, func(format string, args ...any) {
+	return prune(network(ctx), own.Own, desired, req.AuthoritativeEmpty, func(format string, args ...any) {
 		ctx.Logf(pdk.LevelInfo, format, args...)
 	})
 }

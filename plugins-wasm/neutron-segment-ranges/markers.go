@@ -39,37 +39,24 @@ func (n naming) owns(r segmentRange) bool {
 	return n.prefix != "" && strings.HasPrefix(r.Name, n.prefix)
 }
 
-// ownership is what one run's profile makes of names: its own naming, and the other profile's,
-// whose ranges it never takes over.
-type ownership struct {
-	profile compat.Profile
-	own     naming
-	other   naming
-}
+// ownership is one run's view of the names: its profile's, and the other's (compat.Ownership).
+type ownership = compat.Ownership[naming]
 
-func ownershipOf(p compat.Profile) ownership {
-	return ownership{profile: p, own: namingOf[p], other: namingOf[p.Other()]}
-}
+func ownershipOf(p compat.Profile) ownership { return compat.OwnershipOf(p, namingOf) }
 
-func ownershipFor(ctx *pdk.Context) (ownership, error) {
-	p, err := compat.Of(ctx)
-	if err != nil {
-		return ownership{}, err
-	}
-	return ownershipOf(p), nil
-}
+func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.OwnershipFor(ctx, namingOf) }
 
 // foreign is the error of a spec whose range exists only under the other profile's name: creating
 // one under this profile's name would make a second range over the same segmentation ids.
-func (o ownership) foreign(idx *index, s Spec) error {
-	if o.other.prefix == "" {
+func foreign(o ownership, idx *index, s Spec) error {
+	if o.Other.prefix == "" {
 		return nil
 	}
 	theirs := s
-	theirs.Name = o.other.neutronName(o.own.logicalName(s.Name))
+	theirs.Name = o.Other.neutronName(o.Own.logicalName(s.Name))
 	if matches := idx.find(theirs); len(matches) > 0 {
-		return &compat.ForeignError{What: fmt.Sprintf("segment range %q (%s)", matches[0].Name, matches[0].ID), Profile: o.profile.Other(),
-			Marker: fmt.Sprintf("name prefix %q", o.other.prefix)}
+		return &compat.ForeignError{What: fmt.Sprintf("segment range %q (%s)", matches[0].Name, matches[0].ID), Profile: o.Profile.Other(),
+			Marker: fmt.Sprintf("name prefix %q", o.Other.prefix)}
 	}
 	return nil
 }

@@ -161,6 +161,11 @@ func profileOwned(p map[string]any) bool {
 
 // deleteFlavor removes a flavor and the owned profiles bound to it (test clean-up).
 func (c *cloud) deleteFlavor(ctx context.Context, name string) error {
+	return c.deleteFlavorAnd(ctx, name, profileOwned)
+}
+
+// deleteFlavorAnd removes a flavor and the profiles bound to it that remove says to.
+func (c *cloud) deleteFlavorAnd(ctx context.Context, name string, remove func(profile map[string]any) bool) error {
 	f, err := c.flavor(ctx, name)
 	if err != nil || f == nil {
 		return err
@@ -175,7 +180,7 @@ func (c *cloud) deleteFlavor(ctx context.Context, name string) error {
 	}
 	for _, p := range profiles {
 		sp, err := c.serviceProfile(ctx, fmt.Sprint(p))
-		if err == nil && sp != nil && profileOwned(sp) {
+		if err == nil && sp != nil && remove(sp) {
 			_, _ = c.network.Delete(ctx, c.network.ServiceURL("service_profiles", fmt.Sprint(p)), nil)
 		}
 	}

@@ -68,7 +68,8 @@ func TestTakeover(t *testing.T) {
 		for _, n := range []string{understackRangePfx + "tko-keep", "tko-keep", understackRangePfx + "tko-orphan", "tko-hand"} {
 			_ = c.deleteSegmentRange(ctx, n)
 		}
-		_ = c.deleteTakeoverFlavor(ctx, "tko-flavor")
+		// Its profile carries one profile's marker or the other's: it is the test's either way.
+		_ = c.deleteFlavorAnd(ctx, "tko-flavor", func(map[string]any) bool { return true })
 	})
 
 	// The release, installed before anything runs (the pods are started below).
@@ -474,24 +475,6 @@ func (c *cloud) createTakeoverFlavor(ctx context.Context, name, description, dri
 	_, err = c.network.Post(ctx, c.network.ServiceURL("flavors", fl.Flavor.ID, "service_profiles"),
 		map[string]any{"service_profile": map[string]any{"id": sp.Profile.ID}}, nil, nil)
 	return sp.Profile.ID, err
-}
-
-// deleteTakeoverFlavor removes the flavor and every profile bound to it, whatever its marker.
-func (c *cloud) deleteTakeoverFlavor(ctx context.Context, name string) error {
-	f, err := c.flavor(ctx, name)
-	if err != nil || f == nil {
-		return err
-	}
-	id := fmt.Sprint(f["id"])
-	profiles, _ := f["service_profiles"].([]any)
-	for _, p := range profiles {
-		_, _ = c.network.Delete(ctx, c.network.ServiceURL("flavors", id, "service_profiles", fmt.Sprint(p)), nil)
-	}
-	_, _ = c.network.Delete(ctx, c.network.ServiceURL("flavors", id), nil)
-	for _, p := range profiles {
-		_, _ = c.network.Delete(ctx, c.network.ServiceURL("service_profiles", fmt.Sprint(p)), nil)
-	}
-	return nil
 }
 
 // snapshot is every resource of the test as "kind/name" -> [id, what a write would change]: the

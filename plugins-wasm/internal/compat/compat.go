@@ -101,3 +101,25 @@ func (e *ForeignError) Error() string {
 		"(chart: compatibility.profile) if that operator is replaced, or finish moving it with openstack-sync migrate",
 		e.What, e.Profile, e.Marker, ConfigKey, e.Profile)
 }
+
+// Ownership is what one run's profile makes of a plugin's markers M (one entry of its table
+// keyed by profile): its own, which it writes and owns by, and the other profile's, whose
+// resources it never takes over.
+type Ownership[M any] struct {
+	Profile    Profile
+	Own, Other M
+}
+
+// OwnershipOf is profile p's view of the plugin's marker table.
+func OwnershipOf[M any](p Profile, table map[Profile]M) Ownership[M] {
+	return Ownership[M]{Profile: p, Own: table[p], Other: table[p.Other()]}
+}
+
+// OwnershipFor is the view of the hook's profile (Of).
+func OwnershipFor[M any](ctx *pdk.Context, table map[Profile]M) (Ownership[M], error) {
+	p, err := Of(ctx)
+	if err != nil {
+		return Ownership[M]{}, err
+	}
+	return OwnershipOf(p, table), nil
+}
