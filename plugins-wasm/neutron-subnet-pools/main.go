@@ -39,7 +39,7 @@ var metadata = pdk.Metadata{
 }
 
 func init() {
-	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR, Prune: pruneCR})
+	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR, Prune: pruneCR, Remark: remarkCR})
 }
 
 func main() {}
