@@ -1,8 +1,9 @@
 package wasm
 
 import (
-	"context"
 	"testing"
+
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,8 +55,20 @@ func TestProfileCleanupMetadata(t *testing.T) {
 }
 
 func TestProfileVariableIsCheckedAtLoad(t *testing.T) {
-	o, _ := testOptions(t, "MOCK_PROFILE=rackspace")
-	_, err := load(context.Background(), guest(t, "pdkmock"), o)
+	const raw = `{"abi_version":1,"name":"mock","env_prefix":"MOCK","noun":"mock","binding_name":"mock","has_prune":true,` +
+		`"cleanup":{"when_prune":"NONE"},"profiles":{"understack":{"cleanup":{"when_prune":"FINALIZED_PRUNE"}}}}`
+	use := func(env ...string) (*Plugin, error) {
+		o, _ := testOptions(t, env...)
+		p := &Plugin{path: "mock.wasm", opts: o}
+		return p, p.useMetadata([]byte(raw), map[string]api.FunctionDefinition{EntryPrune: nil})
+	}
+	_, err := use("MOCK_PROFILE=rackspace")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `MOCK_PROFILE is invalid: must be openstack-sync or understack; got "rackspace"`)
+	p, err := use("MOCK_PROFILE=understack")
+	require.NoError(t, err)
+	assert.Equal(t, plugin.CleanupFinalizedPrune, p.CleanupPolicy(true), "the profile's own policy")
+	p, err = use()
+	require.NoError(t, err)
+	assert.Equal(t, plugin.CleanupNone, p.CleanupPolicy(true))
 }
