@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -115,7 +116,8 @@ func (o Options) nameOptions() []name.Option {
 	return []name.Option{name.StrictValidation}
 }
 
-func (o Options) remoteOptions(ctx context.Context) []remote.Option {
+// remoteOptions also returns the transport, which records whether any request timed out.
+func (o Options) remoteOptions(ctx context.Context) ([]remote.Option, *bounded) {
 	base := o.Transport
 	if base == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -123,16 +125,24 @@ func (o Options) remoteOptions(ctx context.Context) []remote.Option {
 		t.TLSHandshakeTimeout = min(10*time.Second, o.timeout())
 		base = t
 	}
+	b := &bounded{next: base}
 	return []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain),
-		remote.WithTransport(bounded{base})}
+		remote.WithTransport(b)}, b
 }
 
 // bounded enforces the redirect limit and the manifest bound on every request go-containerregistry
 // makes: its HTTP client follows redirects without a limit (a same-host loop was followed 561,365
 // times in a minute) and reads manifests whole.
-type bounded struct{ next http.RoundTripper }
+type bounded struct {
+	next http.RoundTripper
+	// timedOut: a request ended by a timeout. go-containerregistry's registry ping joins the
+	// errors of its https and http attempts, and the first net.Error in them is the https
+	// refusal of a plain-HTTP registry, which is no timeout; without this record a wait for
+	// headers that ended just before the pull's own deadline was reported as a bare error.
+	timedOut atomic.Bool
+}
 
-func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
+func (b *bounded) RoundTrip(req *http.Request) (*http.Response, error) {
 	hops := 0
 	for r := req.Response; r != nil && r.Request != nil; r = r.Request.Response {
 		if hops++; hops > maxRedirects {
@@ -140,6 +150,10 @@ func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := b.next.RoundTrip(req)
+	var ne net.Error
+	if err != nil && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)) {
+		b.timedOut.Store(true)
+	}
 	if err != nil || !strings.Contains(req.URL.Path, "/manifests/") {
 		return resp, err
 	}
@@ -199,7 +213,8 @@ func Push(ctx context.Context, file string, module []byte, m Metadata, ref strin
 	if err != nil {
 		return Pushed{}, err
 	}
-	if err := remote.Write(r, img, o.remoteOptions(ctx)...); err != nil {
+	opts, _ := o.remoteOptions(ctx)
+	if err := remote.Write(r, img, opts...); err != nil {
 		return Pushed{}, fmt.Errorf("pushing to %s: %w", r, err)
 	}
 	d, err := img.Digest()
@@ -238,9 +253,10 @@ func Pull(ctx context.Context, ref, out string, requireDigest bool, moduleDigest
 	if _, ok := r.(name.Digest); !ok && requireDigest {
 		return Pulled{}, fmt.Errorf("reference %q is %w: add @sha256:<manifest digest> (plugin push prints it)", ref, ErrNotPinned)
 	}
-	img, err := remote.Image(r, o.remoteOptions(ctx)...)
+	opts, transport := o.remoteOptions(ctx)
+	img, err := remote.Image(r, opts...)
 	if err != nil {
-		return Pulled{}, fmt.Errorf("pulling %s: %w", r, timedOut(ctx, err, o))
+		return Pulled{}, fmt.Errorf("pulling %s: %w", r, timedOut(ctx, err, o, transport))
 	}
 	mf, err := img.Manifest()
 	if err != nil {
@@ -265,7 +281,7 @@ func Pull(ctx context.Context, ref, out string, requireDigest bool, moduleDigest
 	defer rc.Close()
 	module, err := io.ReadAll(io.LimitReader(rc, desc.Size+1))
 	if err != nil {
-		return Pulled{}, fmt.Errorf("pulling %s: %w", r, timedOut(ctx, err, o))
+		return Pulled{}, fmt.Errorf("pulling %s: %w", r, timedOut(ctx, err, o, transport))
 	}
 	sum := sha256.Sum256(module)
 	got := "sha256:" + hex.EncodeToString(sum[:])
@@ -292,12 +308,12 @@ var ErrOtherModule = errors.New("another module")
 
 // timedOut names the pull's own deadline when it, or the wait for a response's headers within it,
 // ended err.
-func timedOut(ctx context.Context, err error, o Options) error {
+func timedOut(ctx context.Context, err error, o Options, transport *bounded) error {
 	var ne net.Error
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("no answer within %s (plugin pull --timeout): %w", o.timeout(), err)
-	case errors.As(err, &ne) && ne.Timeout():
+	case errors.As(err, &ne) && ne.Timeout() || transport.timedOut.Load():
 		return fmt.Errorf("no response within %s: %w", min(responseHeaderTimeout, o.timeout()), err)
 	}
 	return err

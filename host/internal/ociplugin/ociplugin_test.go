@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log"
 	"net/http"
@@ -237,6 +238,17 @@ func TestPullIsBounded(t *testing.T) {
 		})
 	}
 
+	// The wait for headers and the pull's deadline are the same length under a short --timeout,
+	// so either can end the pull; a transport that times out at once makes the first case
+	// certain. The registry ping tries https then http: the first net.Error in the joined error
+	// is the https refusal, which is no timeout.
+	t.Run("a wait for headers that ends before the pull's deadline", func(t *testing.T) {
+		_, err := Pull(ctx, stalling+"/p/x"+digest, filepath.Join(t.TempDir(), "p.wasm"), true, "",
+			Options{Insecure: true, Timeout: time.Hour, Transport: timingOut{}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "no response within 30s")
+	})
+
 	t.Run("another module than the one required", func(t *testing.T) {
 		host := startRegistry(t, nil)
 		module := []byte("\x00asm\x01\x00\x00\x00 a module")
@@ -263,3 +275,20 @@ func TestDefaultFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "neutron-address-scopes.wasm", f)
 }
+
+// timingOut refuses https as a plain-HTTP registry does, and fails every http request as net/http
+// does when a response's headers are late.
+type timingOut struct{}
+
+func (timingOut) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "https" {
+		return nil, errors.New("http: server gave HTTP response to HTTPS client")
+	}
+	return nil, headerTimeout{}
+}
+
+type headerTimeout struct{}
+
+func (headerTimeout) Error() string   { return "net/http: timeout awaiting response headers" }
+func (headerTimeout) Timeout() bool   { return true }
+func (headerTimeout) Temporary() bool { return true }
