@@ -105,12 +105,17 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 }
 
 func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
-	if unchanged(ctx, req) {
-		return pdk.Recorded(), nil
-	}
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
 		return nil, pdk.WithReason(invalidspec.Reason, err)
+	}
+	// An invalid spec costs no request, as in the original: it is refused before the memo's
+	// check reads the runbook and before the group's microversion is discovered.
+	if err := spec.check(); err != nil {
+		return nil, invalidspec.WithReason(err)
+	}
+	if unchanged(ctx, spec.RunbookName) {
+		return pdk.Recorded(), nil
 	}
 	a, err := connect(ctx)
 	if err != nil {
@@ -129,23 +134,17 @@ func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result,
 // microversion: that JSON and the version are the evidence. A runbook this pass wrote, or one
 // Ironic does not have, is reconciled in full. What it read by GET is left for the reconcile that
 // follows a miss, so a miss costs no second request.
-func unchanged(ctx *pdk.Context, req *pdk.ReconcileRequest) bool {
-	var key struct {
-		RunbookName string `json:"runbookName"`
-	}
-	if pdk.DecodeJSON(req.Spec, &key) != nil || key.RunbookName == "" {
-		return false
-	}
+func unchanged(ctx *pdk.Context, name string) bool {
 	a, err := connect(ctx)
 	if err != nil {
 		return false
 	}
-	raw, written, got, err := a.source(key.RunbookName)
+	raw, written, got, err := a.source(name)
 	if err != nil || written != nil {
 		return false
 	}
 	if got {
-		a.known.fetched = &fetchedRunbook{name: key.RunbookName, raw: raw}
+		a.known.fetched = &fetchedRunbook{name: name, raw: raw}
 	}
 	return raw != nil && ctx.Unchanged(raw, []byte(a.ver.String()))
 }

@@ -69,12 +69,34 @@ func TestWaitForAPIRefusesAnIronicWithoutRunbooks(t *testing.T) {
 	assert.Equal(t, "IronicTooOld", pdk.Reason(err))
 }
 
-func TestReconcileReportsInvalidSpec(t *testing.T) {
-	f := newFakeIronic(t, "1.112")
-	_, err := pdktest.Reconcile(fakeHost(t, f, nil, nil), nil, obj, map[string]any{"runbookName": "CUSTOM_X", "public": true, "owner": "p",
-		"steps": []any{map[string]any{"interface": "bios", "step": "s", "order": 1}}})
-	require.ErrorContains(t, err, "spec.public and spec.owner are both set")
-	assert.Equal(t, "InvalidSpec", pdk.Reason(err))
+// An invalid spec is refused before any request, as the original refuses it: the memo's check
+// and the microversion discovery come after the spec is known to be valid.
+func TestReconcileReportsInvalidSpecBeforeAnyRequest(t *testing.T) {
+	step := map[string]any{"interface": "bios", "step": "s", "order": 1}
+	cases := []struct {
+		name string
+		spec map[string]any
+		want string
+	}{
+		{"public and owner", map[string]any{"runbookName": "CUSTOM_X", "public": true, "owner": "p", "steps": []any{step}},
+			"spec.public and spec.owner are both set"},
+		{"no name", map[string]any{"steps": []any{step}}, "spec.runbookName must be set"},
+		{"no steps", map[string]any{"runbookName": "CUSTOM_X"}, "spec.steps must list at least one step"},
+		{"a step of no interface Ironic has", map[string]any{"runbookName": "CUSTOM_X",
+			"steps": []any{map[string]any{"interface": "disk", "step": "s", "order": 1}}}, "spec.steps[0].interface must be one of"},
+		{"a negative order", map[string]any{"runbookName": "CUSTOM_X",
+			"steps": []any{map[string]any{"interface": "bios", "step": "s", "order": -1}}}, "spec.steps[0].order must be a whole number"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeIronic(t, "1.112")
+			ctx := fakeHost(t, f, nil, nil)
+			_, err := pdktest.Reconcile(ctx, nil, obj, c.spec)
+			require.ErrorContains(t, err, c.want)
+			assert.Equal(t, "InvalidSpec", pdk.Reason(err))
+			assert.Empty(t, pdktest.Of(t, ctx).Lines(), "no request for an invalid spec")
+		})
+	}
 }
 
 func TestPruneThroughThePDK(t *testing.T) {

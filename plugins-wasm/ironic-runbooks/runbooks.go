@@ -145,6 +145,15 @@ func toOrder(v any) (int64, error) {
 	return 0, fmt.Errorf("must be a whole number >= 0; got %v", v)
 }
 
+// check is every rule of the spec that needs nothing from Ironic.
+func (s Spec) check() error {
+	if err := s.validate(); err != nil {
+		return err
+	}
+	_, err := s.desiredSteps()
+	return err
+}
+
 func (s Spec) validate() error {
 	if s.RunbookName == "" {
 		return invalidspec.Errorf("spec.runbookName must be set")
