@@ -2,8 +2,9 @@
 // OpenStack connection, then per credential group connect, readiness, reconcile and status, then
 // prune, then the release of deleted CRs' finalizers. It returns the run's exit code.
 //
-// Safety rules, in one place: a prune runs only when every CR reconciled and every CR could be
-// read (otherwise the desired state is unknown); a group's empty desired set is acted on only when
+// Safety rules, in one place: a prune runs only when every CR reconciled (or failed terminally,
+// its spec desired all the same) and every CR could be read (otherwise the desired state is
+// unknown); a group's empty desired set is acted on only when
 // a CR of that group is being deleted; a finalizer held for cleanup is released only after its
 // group's prune succeeded.
 package runner
@@ -141,7 +142,10 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	for _, creds := range sortedKeys(byCreds) {
 		f, t := rn.reconcileGroup(ctx, creds, byCreds[creds])
 		failures, terminal = failures+f, terminal+t
-		scope.fail(creds, f+t)
+		// A terminal failure stops no prune (docs/contract.md, Decision 17): its CR is read and
+		// desired, so every prune spares what its spec claims, as in every later run, where
+		// the planner no longer reconciles it.
+		scope.fail(creds, f)
 	}
 
 	// A per-CR delete concerns only its own CR, so it does not wait for the others to converge.
@@ -184,13 +188,13 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 		// only make shell-operator repeat the run with the same outcome. A failed release is not.
 		return code
 	}
-	if scope.any() {
+	if scope.any() || terminal > 0 {
 		// Each group's prune below is skipped only when a failure could hide a claim on what it
 		// deletes (failureScope).
 		summary(withErrors)
 	}
 	region := trace.StartRegion(ctx, "prune")
-	pruned, failed, skipped := rn.prune(ctx, policy, plan, scope)
+	pruned, failed, skipped := rn.prune(ctx, policy, plan, scope, terminal > 0)
 	region.End()
 	releasable := plan.Deleted
 	held := 0
@@ -535,10 +539,10 @@ func (rn *Runner) sleep(ctx context.Context, d time.Duration) error {
 
 // prune sweeps each prune credential group and returns the groups whose prune succeeded, those
 // whose prune failed and those a failure in their scope skipped.
-func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan, scope *failureScope) (pruned, failed, skipped map[plugin.Credentials]bool) {
+func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan planner.Plan, scope *failureScope, terminal bool) (pruned, failed, skipped map[plugin.Credentials]bool) {
 	pruned, failed, skipped = map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}, map[plugin.Credentials]bool{}
 	finished := func() {
-		if !scope.any() {
+		if !scope.any() && !terminal {
 			rn.Log.Info(MsgFinished, "kind", rn.Config.Kind)
 		}
 	}

@@ -16,14 +16,14 @@ import (
 // (ownership records no credential) lets any CR of any group claim any resource, so every failure
 // is global. A plugin that declares Metadata.PrunePerGroup owns each resource from exactly one
 // group, so only a failure in the group being pruned can hide a claim on what that prune deletes:
-// a failed or terminally failed CR stops its own group, an unreadable CR stops the group its
+// a failed CR stops its own group (a terminally failed one none: its spec is read and desired), an unreadable CR stops the group its
 // credentials name, else every group of its namespace (a CR's group is always in its own
 // namespace), else - when not even the namespace can be read - every group.
 //
 // The global rule is Run's: without PrunePerGroup, any failure skips every prune before prune is
 // reached. failureScope is the per-group rule.
 type failureScope struct {
-	// failed counts, per group, the CRs that failed to reconcile (terminally or not), including a
+	// failed counts, per group, the CRs that failed to reconcile (not terminally), including a
 	// failed finalizer write before reconciling.
 	failed     map[plugin.Credentials]int
 	unreadable []resource.Scope

@@ -87,11 +87,23 @@ func TestTenantIsolation(t *testing.T) {
 			logs: []string{`msg="Skipping the prune; CRs failed to reconcile or could not be read" plugin=widgets kind=Widget failed=1 unreadable=0`},
 		},
 		{
-			name: "a terminal failure in team-a skips only team-a's prune and fails nothing",
+			// Decision 17: the terminally failed CR is desired, so team-a's prune spares it, as
+			// every later run does once the planner stops reconciling it.
+			name: "a terminal failure in team-a skips no prune and fails nothing",
 			results: map[string]plugintest.Result{"a1": {Lifecycle: &plugin.Lifecycle{Available: "False",
 				Reason: plugin.ReasonInvalidConfiguration, Message: "no such flavor"}}},
-			prunes:   []string{bPruned},
-			released: []string{"b-gone"}, held: []string{"a-gone"},
+			prunes:   []string{"prune team-a/s1/c1 via team-a/s1/c1 desired=[a1] authoritative=false", bPruned},
+			released: []string{"a-gone", "b-gone"},
+			logs:     []string{`msg="Finished reconciling with errors" plugin=widgets kind=Widget failed=0 unreadable=0 terminal=1`},
+		},
+		{
+			name:   "without a per-group prune a terminal failure skips no prune either",
+			global: true,
+			results: map[string]plugintest.Result{"a1": {Lifecycle: &plugin.Lifecycle{Available: "False",
+				Reason: plugin.ReasonInvalidConfiguration, Message: "no such flavor"}}},
+			prunes: []string{"prune team-a/s1/c1 via team-a/s1/c1 desired=[a1 b1] authoritative=false",
+				"prune team-b/s1/c1 via team-b/s1/c1 desired=[a1 b1] authoritative=false"},
+			released: []string{"a-gone", "b-gone"},
 		},
 		{
 			name:     "team-a's cloud unreachable skips only team-a's prune",
@@ -188,4 +200,42 @@ func (e *env) finalizersIn(name string) []any {
 	md, _ := e.srv.Object(pathIn(ns, name))["metadata"].(map[string]any)
 	fs, _ := md["finalizers"].([]any)
 	return fs
+}
+
+// Decision 17: a terminally failed CR stops no prune, in the run that fails it and in every run
+// after (where the planner no longer reconciles it): both runs prune with its spec desired and
+// release the deleted CR's finalizer. Before, the first run held every finalizer (exit 0) and the
+// second released them, so the block protected nothing and delayed deletions by one period.
+func TestATerminalFailureStopsNoPruneInAnyRun(t *testing.T) {
+	for _, perGroup := range []bool{false, true} {
+		t.Run(map[bool]string{false: "across groups", true: "per group"}[perGroup], func(t *testing.T) {
+			e := newEnv(t, true)
+			e.plugin.Meta = plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets",
+				Lifecycle: true, PrunePerGroup: perGroup}
+			e.plugin.Results = map[string]plugintest.Result{"bad": {Lifecycle: &plugin.Lifecycle{Available: "False",
+				Reason: plugin.ReasonInvalidConfiguration, Message: "no such flavor"}}}
+			for run, gone := range []string{"gone-1", "gone-2"} {
+				crs := []cr{{name: "bad", finalizers: []string{F}}, {name: gone, deleting: true, finalizers: []string{F}}}
+				if run == 1 {
+					crs[0].status = e.status("bad") // what the first run wrote
+				}
+				plan := e.plan(crs...)
+				if run == 1 {
+					assert.Empty(t, plan.Reconcile, "the next run does not reconcile the terminal CR")
+				}
+				before := len(e.journal.Entries())
+				assert.Equal(t, 0, e.run(plan), "run %d: a terminal failure is final, not a failing run", run+1)
+				var prunes []string
+				for _, j := range e.journal.Entries()[before:] {
+					if strings.HasPrefix(j, "prune ") {
+						prunes = append(prunes, j)
+					}
+				}
+				assert.Equal(t, []string{"prune ns/s1/c1 via ns/s1/c1 desired=[bad] authoritative=false"}, prunes,
+					"run %d prunes, sparing the terminal CR's spec", run+1)
+				md, _ := e.srv.Object(path(gone))["metadata"].(map[string]any)
+				assert.Empty(t, md["finalizers"], "run %d releases %s", run+1, gone)
+			}
+		})
+	}
 }

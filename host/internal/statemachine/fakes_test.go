@@ -249,8 +249,8 @@ func (p *fakePlugin) Reconcile(_ context.Context, s plugin.Session, _ plugin.Cac
 	case "trap":
 		return fail(errors.New("wasm plugin: reconcile trapped: wasm error: unreachable"))
 	case "terminal":
-		// A terminal failure stops its prunes but never fails the run.
-		w.blocked[ss.creds] = true
+		// A terminal failure stops no prune (its spec is desired, docs/contract.md Decision 17)
+		// and never fails the run.
 		return plugin.Result{Lifecycle: &plugin.Lifecycle{Available: "False", Reason: plugin.ReasonInvalidConfiguration,
 			Message: "the spec cannot work"}}, nil
 	}
