@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +27,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugincmd"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
+	"github.com/openstack-sync/openstack-sync/host/internal/runner"
 	"github.com/openstack-sync/openstack-sync/host/internal/source"
 	"github.com/openstack-sync/openstack-sync/host/internal/supervise"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
@@ -100,7 +102,9 @@ func hookCommand(ctx context.Context, args []string, lookupEnv func(string) (str
 		return hook.ExitFail
 	}
 	if rep != nil {
-		return hook.Main(ctx, deps(sandbox{watch: reportWatch{rep}}), args, lookupEnv, stdout, stderr)
+		d := deps(sandbox{watch: reportWatch{rep}})
+		d.Journal = reportJournal{rep}
+		return hook.Main(ctx, d, args, lookupEnv, stdout, stderr)
 	}
 	trusted, _ := lookupEnv(wasm.EnvTrustedNoInterrupt)
 	mode, err := supervise.ModeFromEnv(lookupEnv, trusted == "true")
@@ -117,13 +121,15 @@ func hookCommand(ctx context.Context, args []string, lookupEnv func(string) (str
 		fmt.Fprintln(stderr, err)
 		return hook.ExitFail
 	}
-	inProcess := func(ctx context.Context) int {
-		return hook.Main(ctx, deps(sandbox{}), args, lookupEnv, stdout, stderr)
+	inProcess := func(ctx context.Context, resume *hook.Resume) int {
+		d := deps(sandbox{})
+		d.Resume = resume
+		return hook.Main(ctx, d, args, lookupEnv, stdout, stderr)
 	}
 	return supervise.Run(ctx, supervise.Config{
 		Args: append([]string{"hook"}, args...), Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Log: log,
-		Unsupervised: inProcess,
-		Overrun: func(ctx context.Context, o supervise.Overrun) int {
+		Unsupervised: func(ctx context.Context) int { return inProcess(ctx, nil) },
+		Overrun: func(ctx context.Context, o supervise.Overrun, p supervise.Progress) int {
 			// Later runs of this module keep the checks on (wasm.MarkOverrun) until it changes.
 			marker, err := wasm.MarkOverrun(path, wasm.Options{LookupEnv: lookupEnv}, wasm.Overrun{Plugin: o.Plugin,
 				Entry: o.Entry, Object: o.Object, Timeout: o.Timeout.String(), Time: time.Now().UTC()})
@@ -134,9 +140,36 @@ func hookCommand(ctx context.Context, args []string, lookupEnv func(string) (str
 				log.Info("later runs of this module keep termination checks on until it changes", "plugin", o.Plugin,
 					"marker", marker)
 			}
-			return inProcess(ctx)
+			// The pass runs again from where the child was killed: what it finished is not done
+			// again, and the run's budget keeps counting from its start.
+			return inProcess(ctx, resumeFrom(p, log))
 		},
 	})
+}
+
+// resumeFrom turns what the killed child reported into the pass's resume.
+func resumeFrom(p supervise.Progress, log *slog.Logger) *hook.Resume {
+	r := &hook.Resume{Start: p.Start}
+	for _, line := range p.Steps {
+		var s runner.Step
+		if err := json.Unmarshal(line, &s); err != nil {
+			// The child is this binary; a line it cannot have written is a bug, and the step is
+			// done again as before resuming existed.
+			log.Warn("ignoring a step the supervised hook process reported", "step", string(line), "error", err.Error())
+			continue
+		}
+		r.Done = append(r.Done, s)
+	}
+	return r
+}
+
+// reportJournal tells the supervisor about each finished step of the pass.
+type reportJournal struct{ r *supervise.Reporter }
+
+func (j reportJournal) Done(s runner.Step) {
+	if b, err := json.Marshal(s); err == nil {
+		j.r.Done(b)
+	}
 }
 
 // sandbox is how the hook's wasm plugins are contained in this process.

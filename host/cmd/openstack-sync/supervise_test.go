@@ -201,6 +201,56 @@ func TestASpinningGuestIsStoppedByTheSupervisor(t *testing.T) {
 	}
 }
 
+// The pass the supervisor runs again after a kill resumes: the CRs the child finished are not
+// reconciled again (a-good's thing is read once, by the child), the CR it was killed in is (the
+// checks stop it at its deadline), and the run's time budget keeps counting from the run's start,
+// so a budget the kill and the rerun's timeout spend leaves c-good for the next run.
+func TestTheSupervisorsRerunResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs whole hook processes that wait for call deadlines")
+	}
+	pdkmock := mockGuest(t, "pdkmock")
+	cacheDir := t.TempDir()
+	reads := func(f *hookFixture, name string) int {
+		n := 0
+		for _, r := range f.cloud.Requests() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/things/"+name) {
+				n++
+			}
+		}
+		return n
+	}
+	crs := func() map[string]map[string]any {
+		return map[string]map[string]any{"a-good": {}, "b-spin": {"action": "loop"}, "c-good": {}}
+	}
+
+	t.Run("finished CRs are not reconciled again", func(t *testing.T) {
+		f := newHookFixture(t, cacheDir, crs())
+		cmd, out := f.command(t, pdkmock, nil)
+		err := cmd.Run()
+		t.Log(out)
+		require.Error(t, err)
+		assert.Contains(t, out.String(), "the pass runs again in-process with termination checks")
+		assert.Equal(t, 1, reads(f, "a-good"), "a-good was reconciled by the child only")
+		assert.Equal(t, "True", f.ready(t, "a-good")["status"])
+		assert.Contains(t, f.ready(t, "b-spin")["message"], "timeout: did not finish within 1s")
+		assert.Equal(t, "True", f.ready(t, "c-good")["status"])
+	})
+
+	t.Run("the run's budget keeps counting", func(t *testing.T) {
+		require.NoError(t, os.RemoveAll(filepath.Join(cacheDir, "overrun")), "the module runs without the checks again")
+		f := newHookFixture(t, cacheDir, crs())
+		cmd, out := f.command(t, pdkmock, []string{"OPENSTACK_SYNC_WASM_CALL_TIMEOUT=2s", "MOCK_RUN_BUDGET=4"})
+		err := cmd.Run()
+		t.Log(out)
+		require.Error(t, err)
+		assert.Contains(t, out.String(), "the pass runs again in-process with termination checks")
+		assert.Contains(t, out.String(), "Stopping the run: its time budget is spent")
+		assert.Contains(t, f.ready(t, "b-spin")["message"], "timeout: did not finish within 2s")
+		assert.Nil(t, f.ready(t, "c-good"), "the kill, the grace and the rerun's timeout spent the budget before c-good")
+	})
+}
+
 // childOf waits for the supervised child of pid and returns its pid.
 func childOf(t *testing.T, pid int) int {
 	deadline := time.Now().Add(30 * time.Second)

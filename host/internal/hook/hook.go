@@ -78,6 +78,19 @@ type Deps struct {
 	// Sleep and Now default to the real clock; tests replace them.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
+	// Journal hears about each finished step of the pass (the supervised child reports them to
+	// its supervisor); nil hears nothing.
+	Journal runner.Journal
+	// Resume, when set, is a pass of the same run killed before it ended: this pass takes its
+	// finished steps as done and keeps its time budget (host/internal/supervise).
+	Resume *Resume
+}
+
+// Resume is what an earlier, killed pass of the same run finished.
+type Resume struct {
+	// Start is when the run began: <P>_RUN_BUDGET counts from it, not from this pass.
+	Start time.Time
+	Done  []runner.Step
 }
 
 // ConnectorOptions is what the hook tells the OpenStack connector about the plugin it serves.
@@ -355,13 +368,17 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		}
 	}
 	rn := &runner.Runner{Plugin: p, Connector: connector, Kube: kube, Config: cfg, Log: log, Sleep: deps.Sleep, Now: deps.Now,
-		Metrics: obs.recorder(), Events: obs.events(deps, kube, meta, lookupEnv, log)}
+		Metrics: obs.recorder(), Events: obs.events(deps, kube, meta, lookupEnv, log), Journal: deps.Journal}
+	start := obs.start
+	if deps.Resume != nil {
+		rn.Done, start = deps.Resume.Done, deps.Resume.Start
+	}
 	if cfg.Shard != nil {
 		rn.Spared = spareClaims(contexts, cfg, &plan, log)
 	}
 	if cfg.RunBudget > 0 {
 		var cancel context.CancelFunc
-		rn.Deadline = obs.start.Add(cfg.RunBudget)
+		rn.Deadline = start.Add(cfg.RunBudget)
 		ctx, cancel = context.WithDeadline(ctx, rn.Deadline.Add(RunGrace))
 		defer cancel()
 	}

@@ -65,9 +65,14 @@ type Runner struct {
 	// Metrics and Events observe the run (observe.go); nil records nothing.
 	Metrics metrics.Recorder
 	Events  EventRecorder
+	// Journal hears about each step of the pass once it is finished; Done are the steps an
+	// earlier pass of the same plan finished, which this pass takes as done (resume.go).
+	Journal Journal
+	Done    []Step
 
 	noun     string
 	meta     plugin.Metadata
+	done     steps
 	sessions map[plugin.Credentials]plugin.Session
 	// holder is the UID of the newest object the plan saw under each namespace/name.
 	holder map[string]string
@@ -92,6 +97,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	rn.sessions = map[plugin.Credentials]plugin.Session{}
 	rn.readySpent = 0
 	rn.holder = nameHolders(plan)
+	rn.done = indexSteps(rn.Done)
 	policy := rn.Plugin.CleanupPolicy(rn.Config.Prune)
 	rn.Log.Info(MsgFound, "kind", rn.Config.Kind, "count", len(plan.Reconcile))
 	metrics.Set(rn.Metrics, metrics.Unreadable, float64(len(plan.Unreadable)), rn.pluginName())
@@ -108,6 +114,16 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 	fin := rn.finalizer()
 	var ready []*resource.Resource
 	for _, cr := range plan.Reconcile {
+		if o, ok := rn.finishedCR(StepFinalizer, cr); ok {
+			// An earlier pass of this plan wrote it (or its failure, with the CR's status).
+			if o != OutcomeOK {
+				failures++
+				scope.fail(cr.Credentials, 1)
+				continue
+			}
+			ready = append(ready, cr)
+			continue
+		}
 		if msg := rn.foreignFinalizer(cr); msg != "" {
 			// Another profile's operator (or a migrate under way) claims the CR: adding this
 			// hook's finalizer beside it would leave the CR to whichever releases last.
@@ -116,6 +132,7 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			rn.observeReconcile(1, 0, nil)
 			failures++
 			scope.fail(cr.Credentials, 1)
+			rn.noteCR(StepFinalizer, cr, OutcomeFailed)
 			continue
 		}
 		if cr.HasFinalizer(fin) == policy.UsesFinalizer() {
@@ -132,8 +149,10 @@ func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
 			rn.observeReconcile(1, 0, nil)
 			failures++
 			scope.fail(cr.Credentials, 1)
+			rn.noteCR(StepFinalizer, cr, OutcomeFailed)
 			continue
 		}
+		rn.noteCR(StepFinalizer, cr, OutcomeOK)
 		ready = append(ready, cr)
 	}
 
@@ -248,12 +267,31 @@ func groupLog(log *slog.Logger, creds plugin.Credentials) *slog.Logger {
 // of a lifecycle plugin failed terminally (not retried until their spec changes).
 func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, crs []*resource.Resource) (failures, terminal int) {
 	log := groupLog(rn.Log, creds)
+	// The CRs an earlier pass of this plan finished keep its outcome; only the others are
+	// reconciled (and the group connected for them).
+	left := crs[:0:0]
+	for _, cr := range crs {
+		o, ok := rn.finishedCR(StepReconcile, cr)
+		switch {
+		case !ok:
+			left = append(left, cr)
+		case o == OutcomeFailed:
+			failures++
+		case o == OutcomeTerminal:
+			terminal++
+		}
+	}
+	if crs = left; len(crs) == 0 {
+		return failures, terminal
+	}
+	done := failures
 	failAll := func(msg string) (int, int) {
 		for _, cr := range crs {
 			rn.patchStatus(ctx, cr, status.Outcome{Message: msg})
 			rn.observeReconcile(1, 0, nil)
+			rn.noteCR(StepReconcile, cr, OutcomeFailed)
 		}
-		return len(crs), 0
+		return done + len(crs), terminal
 	}
 	region := trace.StartRegion(ctx, "connect")
 	s, err := rn.Connector.Connect(ctx, creds)
@@ -308,7 +346,9 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 		}
 		return failures, terminal
 	}
-	var nFailures, nTerminal atomic.Int64
+	nFailures, nTerminal := atomic.Int64{}, atomic.Int64{}
+	nFailures.Store(int64(failures))
+	nTerminal.Store(int64(terminal))
 	next := make(chan *resource.Resource)
 	var wg sync.WaitGroup
 	for _, cache := range caches {
@@ -335,6 +375,14 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 // reconcileOne converges one CR and records the outcome in its status. It returns 1, 0 when the
 // CR failed in a way a retry may fix and 0, 1 when it failed terminally.
 func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plugin.Cache, cr *resource.Resource) (failures, terminal int) {
+	failures, terminal = rn.reconcileCR(ctx, s, cache, cr)
+	// Only once the reconcile returned and its status is written: a pass that ends inside it
+	// (killed, or a panic) has not finished the CR.
+	rn.noteCR(StepReconcile, cr, reconcileOutcome(failures, terminal))
+	return failures, terminal
+}
+
+func (rn *Runner) reconcileCR(ctx context.Context, s plugin.Session, cache plugin.Cache, cr *resource.Resource) (failures, terminal int) {
 	var res plugin.Result
 	defer func() { rn.observeReconcile(failures, terminal, res.Lifecycle) }()
 	res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
@@ -417,7 +465,18 @@ func originalOutcome(o status.Outcome, l *plugin.Lifecycle) status.Outcome {
 // retry may fix. A Progressing or terminal delete keeps its finalizer without failing the run:
 // the progress run, or a spec change, moves it on.
 func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resource.Resource) (done []*resource.Resource, failed int) {
-	byCreds := groupByCredentials(crs)
+	left := crs[:0:0]
+	for _, cr := range crs {
+		switch o, ok := rn.finishedCR(StepDelete, cr); {
+		case !ok:
+			left = append(left, cr)
+		case o == OutcomeOK:
+			done = append(done, cr)
+		case o == OutcomeFailed:
+			failed++
+		}
+	}
+	byCreds := groupByCredentials(left)
 	for _, creds := range sortedKeys(byCreds) {
 		log := groupLog(rn.Log, creds)
 		group := byCreds[creds]
@@ -437,6 +496,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 				failed++
 				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", status.Text(err.Error()))
 				rn.patchStatus(ctx, cr, status.Outcome{Message: "Delete failed: " + err.Error(), Reason: conditionReason(err)})
+				rn.noteCR(StepDelete, cr, OutcomeFailed)
 				continue
 			}
 			l := res.Lifecycle
@@ -444,15 +504,18 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 			case l == nil:
 				failed++
 				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", "the plugin reported no outcome")
+				rn.noteCR(StepDelete, cr, OutcomeFailed)
 				continue
 			case l.Reason == plugin.ReasonSuccess && own.count() == 0:
 				// Nothing was bound and nothing found: say so, rather than claim a delete.
 				clog.Info(MsgNothingToDelete, "name", cr.Display())
 				done = append(done, cr)
+				rn.noteCR(StepDelete, cr, OutcomeOK)
 				continue
 			case l.Reason == plugin.ReasonSuccess:
 				clog.Info(MsgDeleted, "name", cr.Display(), "openstack_deletes", own.count())
 				done = append(done, cr)
+				rn.noteCR(StepDelete, cr, OutcomeOK)
 				continue
 			case l.Reason == plugin.ReasonProgressing:
 				clog.Info(MsgBeingDeleted, "name", cr.Display(), "message", status.Text(l.Message))
@@ -463,6 +526,11 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 				clog.Error(MsgDeleteFailed, "name", cr.Display(), "error", status.Text(l.Message))
 			}
 			rn.patchLifecycle(ctx, cr, lifecycleOutcome(l, l.Message, res.ExtraStatus), l)
+			if l.Reason == plugin.ReasonProgressing || l.Terminal() {
+				rn.noteCR(StepDelete, cr, OutcomeHeld)
+			} else {
+				rn.noteCR(StepDelete, cr, OutcomeFailed)
+			}
 		}
 	}
 	return done, failed
@@ -560,6 +628,15 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 	deleted := groupByCredentials(plan.Deleted)
 	for _, creds := range plan.PruneCredentials {
 		log := groupLog(rn.Log, creds)
+		if o, ok := rn.finished(StepPrune, GroupKey(creds)); ok {
+			// An earlier pass of this plan pruned the group (its Events recorded then).
+			if o == OutcomeOK {
+				pruned[creds] = true
+			} else {
+				failed[creds] = true
+			}
+			continue
+		}
 		if rn.skipPrune(ctx, log, scope, creds) {
 			skipped[creds] = true
 			rn.observePrune("skipped")
@@ -587,10 +664,12 @@ func (rn *Runner) prune(ctx context.Context, policy plugin.CleanupPolicy, plan p
 			failed[creds] = true
 			rn.observePrune("failed")
 			log.Error(MsgPruneFailed, "error", err.Error())
+			rn.note(StepPrune, GroupKey(creds), OutcomeFailed)
 			continue
 		}
 		rn.observePrune("ok")
 		pruned[creds] = true
+		rn.note(StepPrune, GroupKey(creds), OutcomeOK)
 		if policy.UsesFinalizer() {
 			rn.pruneEvents(ctx, deleted[creds], counted)
 		}
@@ -630,10 +709,19 @@ func (rn *Runner) release(ctx context.Context, crs []*resource.Resource) int {
 			rn.crLog(cr).Info(MsgNotReleasingRenamed, "uid", cr.UID, "holder_uid", h)
 			continue
 		}
+		if o, ok := rn.finishedCR(StepRelease, cr); ok {
+			if o != OutcomeOK {
+				code = 1
+			}
+			continue
+		}
 		if err := rn.writeFinalizer(ctx, cr, finalizer.Release); err != nil {
 			rn.crLog(cr).Error(err.Error())
 			code = 1
+			rn.noteCR(StepRelease, cr, OutcomeFailed)
+			continue
 		}
+		rn.noteCR(StepRelease, cr, OutcomeOK)
 	}
 	return code
 }

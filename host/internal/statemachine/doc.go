@@ -4,7 +4,8 @@
 // mangled (collapsed, duplicated, reordered, without a snapshot, with unreadable objects), with
 // faults injected in every double (Kubernetes 409/404/500 and transport errors on patches,
 // OpenStack 5xx, timeouts and 409 on create and delete, plugin errors, traps and terminal
-// failures, unreachable clouds). After every pass it checks the invariants of
+// failures, unreachable clouds), and passes killed at a plugin call and run again with what they
+// finished taken as done, as the hook's supervisor does. After every pass it checks the invariants of
 // docs/reliability.md ("State-machine property test").
 //
 // The doubles are the framework's own small interfaces: runner.Kube over the fakekube store

@@ -198,6 +198,38 @@ type fakePlugin struct {
 	policy   plugin.CleanupPolicy
 	// current is the group whose readiness was probed last: caches start right after.
 	current plugin.Credentials
+	// kill, when set, ends the pass at one plugin call; reconciled are the UIDs reconciled.
+	kill       *killPoint
+	reconciled []string
+}
+
+// killPoint is the plugin call (reconcile or prune, counted from 1) at which the hook process is
+// killed; again is the pass run after the kill, in which that call times out instead.
+type killPoint struct {
+	at, calls int
+	key       string
+	again     bool
+}
+
+// killSignal is the panic that ends a killed pass.
+type killSignal struct{}
+
+// killed reports whether this call (named key) is where the pass dies: it panics in the killed
+// pass, and reports true in the pass run again for the same call, which then times out.
+func (p *fakePlugin) killed(key string) bool {
+	k := p.kill
+	if k == nil {
+		return false
+	}
+	if k.again {
+		return key == k.key
+	}
+	if k.calls++; k.calls == k.at {
+		k.key = key
+		p.w.logf("  killed in %s", key)
+		panic(killSignal{})
+	}
+	return false
 }
 
 func (p *fakePlugin) Metadata() plugin.Metadata {
@@ -243,6 +275,10 @@ func (p *fakePlugin) Reconcile(_ context.Context, s plugin.Session, _ plugin.Cac
 		w.groupFailure(ss.creds, "reconcile "+req.Object.Namespace+"/"+req.Object.Name)
 		return plugin.Result{}, err
 	}
+	if p.killed("reconcile " + req.Object.Namespace + "/" + req.Object.Name) {
+		return fail(errors.New("wasm plugin \"widgets\" reconcile: timeout: did not finish within 60s"))
+	}
+	p.reconciled = append(p.reconciled, req.Object.UID)
 	switch w.pick("reconcile", 0.05, "error", "trap", "terminal") {
 	case "error":
 		return fail(errors.New("transient plugin error"))
@@ -287,6 +323,10 @@ func (p *fakePlugin) Prune(_ context.Context, s plugin.Session, req plugin.Prune
 	w.settle(true)
 	counts.prunes++
 	w.checkPruneAllowed(req.Credentials, p.perGroup)
+	if p.killed("prune " + groupName(req.Credentials)) {
+		w.failure("prune " + groupName(req.Credentials))
+		return errors.New("wasm plugin \"widgets\" prune: timeout: did not finish within 60s")
+	}
 	if p.perGroup {
 		w.checkPruneInput(req)
 	}

@@ -82,7 +82,7 @@ func (w *world) logf(format string, args ...any) {
 
 // stats counts what the sequences exercised, so a run that exercises nothing shows.
 type stats struct {
-	passes, failedPasses, prunes, deletes, creates, releases, faults int
+	passes, failedPasses, prunes, deletes, creates, releases, faults, kills int
 }
 
 var counts stats
@@ -508,7 +508,6 @@ func (s *sequence) pass(ctx context.Context) {
 }
 
 func (s *sequence) run(ctx context.Context, plan planner.Plan) int {
-	k := &kube{w: s.world, pending: map[string]pendingWrite{}}
 	p := &fakePlugin{w: s.world, perGroup: s.perGroup, policy: s.policy}
 	// Until the runner reaches OpenStack (settle), every group with a CR to reconcile counts as
 	// being reconciled: a failed finalizer write stops its group's prune.
@@ -516,17 +515,66 @@ func (s *sequence) run(ctx context.Context, plan planner.Plan) int {
 	for _, cr := range plan.Reconcile {
 		s.reconciling[cr.Credentials] = true
 	}
-	rn := &runner.Runner{Plugin: p, Connector: connector{w: s.world}, Kube: k,
-		Config: hookenv.Config{Prefix: "WIDGET", BindingName: "widgets", Enabled: true, APIVersion: s.res.APIVersion(),
-			Kind: "Widget", Resource: "widgets." + s.res.Group, StatusEnabled: true, Prune: true, ReadyRetries: 2},
-		Log:   slog.New(slog.DiscardHandler),
-		Sleep: func(context.Context, time.Duration) error { return nil }}
-	code := rn.Run(ctx, plan)
-	for key, pw := range k.pending {
-		s.violate("finalizer write of %s failed and was never verified (%+v)", key, pw)
+	// One pass in ten is killed from outside at one of its plugin calls, as the hook's supervisor
+	// kills the child whose guest overran a deadline, and runs again with what the killed pass
+	// finished taken as done (host/internal/runner, resume.go): the call it was killed in times out.
+	if calls := len(plan.Reconcile) + len(plan.PruneCredentials); calls > 0 && s.rng.Float64() < 0.1 {
+		p.kill = &killPoint{at: 1 + s.rng.IntN(calls)}
+		counts.kills++
+		s.logf("  fault: the hook process is killed at plugin call %d", p.kill.at)
+	}
+	journal := &stepLog{}
+	code, killedHere := s.runOnce(ctx, plan, p, journal, nil)
+	if !killedHere {
+		return code
+	}
+	p.kill.again = true
+	finished := map[string]bool{}
+	for _, st := range journal.steps {
+		if st.Kind == runner.StepReconcile {
+			finished[st.Key] = true
+		}
+	}
+	p.reconciled = nil
+	s.logf("  the pass runs again with %d finished step(s)", len(journal.steps))
+	code, _ = s.runOnce(ctx, plan, p, nil, journal.steps)
+	// Invariant 7: the pass run again after a kill does not reconcile a CR the killed pass finished.
+	for _, uid := range p.reconciled {
+		if finished[uid] {
+			s.violate("the pass run again after a kill reconciled %s, which the killed pass had finished", uid)
+		}
 	}
 	return code
 }
+
+// runOnce runs the runner over plan and reports whether the pass was killed (the plugin's kill
+// point panics, as a SIGKILL ends the process: nothing after it runs).
+func (s *sequence) runOnce(ctx context.Context, plan planner.Plan, p *fakePlugin, journal runner.Journal, done []runner.Step) (code int, killed bool) {
+	k := &kube{w: s.world, pending: map[string]pendingWrite{}}
+	rn := &runner.Runner{Plugin: p, Connector: connector{w: s.world}, Kube: k,
+		Config: hookenv.Config{Prefix: "WIDGET", BindingName: "widgets", Enabled: true, APIVersion: s.res.APIVersion(),
+			Kind: "Widget", Resource: "widgets." + s.res.Group, StatusEnabled: true, Prune: true, ReadyRetries: 2},
+		Log:     slog.New(slog.DiscardHandler),
+		Sleep:   func(context.Context, time.Duration) error { return nil },
+		Journal: journal, Done: done}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(killSignal); !ok {
+				panic(r)
+			}
+			killed = true
+		}
+		for key, pw := range k.pending {
+			s.violate("finalizer write of %s failed and was never verified (%+v)", key, pw)
+		}
+	}()
+	return rn.Run(ctx, plan), false
+}
+
+// stepLog is the supervisor's record of the steps the killed pass finished.
+type stepLog struct{ steps []runner.Step }
+
+func (l *stepLog) Done(st runner.Step) { l.steps = append(l.steps, st) }
 
 // settle is called by every double: once the runner reaches OpenStack, the finalizer writes
 // are done, and the groups it reconciles are those with a CR whose write did not fail (a group
@@ -646,10 +694,10 @@ func TestFrameworkStateMachine(t *testing.T) {
 				seed, s.violations[0], envRuns, envSeed, seed, strings.Join(trace, "\n"))
 		}
 	}
-	t.Logf("%d sequences (%d with a per-group prune), %d hook passes (%d exited 1), seeds %d-%d: %d prunes, "+
-		"%d OpenStack creates and %d deletes, %d finalizers released, %d faults injected",
-		n, perGroup, counts.passes, counts.failedPasses, first, first+uint64(n)-1, counts.prunes, counts.creates, counts.deletes,
-		counts.releases, counts.faults)
+	t.Logf("%d sequences (%d with a per-group prune), %d hook passes (%d exited 1, %d killed and run again), seeds %d-%d: "+
+		"%d prunes, %d OpenStack creates and %d deletes, %d finalizers released, %d faults injected",
+		n, perGroup, counts.passes, counts.failedPasses, counts.kills, first, first+uint64(n)-1, counts.prunes, counts.creates,
+		counts.deletes, counts.releases, counts.faults)
 }
 
 // play runs one sequence to its end or its first violation.

@@ -25,6 +25,14 @@ type Overrun struct {
 	Timeout time.Duration
 }
 
+// Progress is what a killed child had finished when it was killed, for the pass run again.
+type Progress struct {
+	// Start is when the run began (in the parent): the run's time budget counts from it.
+	Start time.Time
+	// Steps are the child's journal lines (Reporter.Done), in order.
+	Steps [][]byte
+}
+
 // Config is what Run needs.
 type Config struct {
 	// Args are the child's arguments (the hook command's own); Exe the binary, default this one.
@@ -37,8 +45,9 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	Log            *slog.Logger
 	// Overrun runs after the child was killed for o, unless the parent was asked to stop; its
-	// result is the exit code. It is where the pass runs again with the checks on.
-	Overrun func(ctx context.Context, o Overrun) int
+	// result is the exit code. It is where the pass runs again with the checks on, taking p as
+	// done: the child's finished steps and the run's start.
+	Overrun func(ctx context.Context, o Overrun, p Progress) int
 	// Unsupervised runs the pass in this process when no child can be started (it is then
 	// still contained, by the checks). Its result is the exit code.
 	Unsupervised func(ctx context.Context) int
@@ -66,6 +75,7 @@ var forwarded = []os.Signal{os.Interrupt, syscall.SIGTERM}
 // Run starts the child, forwards signals to it, watches its reports, and returns its exit code;
 // see the package comment.
 func Run(ctx context.Context, c Config) int {
+	progress := Progress{Start: time.Now()}
 	exe := c.Exe
 	if exe == "" {
 		var err error
@@ -122,6 +132,10 @@ func Run(ctx context.Context, c Config) int {
 				continue
 			}
 			for _, rep := range batch {
+				if rep.step != nil {
+					progress.Steps = append(progress.Steps, rep.step)
+					continue
+				}
 				if rep.begin {
 					if rep.call.Timeout >= 0 {
 						calls[rep.id] = openCall{call: rep.call, due: rep.at.Add(rep.call.Timeout + Grace(rep.call.Timeout))}
@@ -148,14 +162,27 @@ func Run(ctx context.Context, c Config) int {
 			signalled = s
 			_ = cmd.Process.Signal(s)
 		case err := <-exited:
+			// The reports still in the pipe when the child died are the last it finished: read
+			// to the pipe's end (the child's end closed when it exited) before closing ours.
+			for reports != nil {
+				batch, ok := <-reports
+				if !ok {
+					break
+				}
+				for _, rep := range batch {
+					if rep.step != nil {
+						progress.Steps = append(progress.Steps, rep.step)
+					}
+				}
+			}
 			r.Close()
-			return c.outcome(ctx, cmd, err, killed, signalled)
+			return c.outcome(ctx, cmd, err, killed, signalled, progress)
 		}
 	}
 }
 
 // outcome turns how the child ended into the parent's exit code.
-func (c Config) outcome(ctx context.Context, cmd *exec.Cmd, err error, killed *Overrun, signalled os.Signal) int {
+func (c Config) outcome(ctx context.Context, cmd *exec.Cmd, err error, killed *Overrun, signalled os.Signal, p Progress) int {
 	if killed != nil {
 		attrs := []any{"plugin", killed.Plugin, "entry", killed.Entry}
 		if killed.Object != "" {
@@ -169,8 +196,8 @@ func (c Config) outcome(ctx context.Context, cmd *exec.Cmd, err error, killed *O
 			return exitFail
 		}
 		c.Log.Error("plugin call overran its deadline; the hook process was killed and the pass runs again in-process "+
-			"with termination checks", attrs...)
-		return c.Overrun(ctx, *killed)
+			"with termination checks", append(attrs, "finished_steps", len(p.Steps))...)
+		return c.Overrun(ctx, *killed, p)
 	}
 	if err == nil {
 		return 0
@@ -218,6 +245,8 @@ type report struct {
 	id    uint64
 	call  Overrun
 	at    time.Time
+	// step is a finished step of the pass (Reporter.Done), when the report is one.
+	step []byte
 }
 
 // readPause is how long the reader waits after each read, so that the reports of many short
@@ -266,6 +295,9 @@ func readReports(r io.Reader, out chan<- []report, pause time.Duration) {
 }
 
 func parseReport(line string, at time.Time) (report, bool) {
+	if step, ok := strings.CutPrefix(line, "D\t"); ok {
+		return report{step: []byte(step), at: at}, step != ""
+	}
 	f := strings.Split(line, "\t")
 	if len(f) < 2 {
 		return report{}, false

@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -71,6 +72,19 @@ func (r *Reporter) End(id uint64) {
 	var buf [32]byte
 	line := append(buf[:0], 'E', '\t')
 	line = strconv.AppendUint(line, id, 10)
+	r.write(append(line, '\n'))
+}
+
+// Done says a step of the pass is finished (step: a line of the hook's journal, without tabs or
+// line breaks), so that the pass run again after a kill does not repeat it. A step too long for
+// one report is not sent: the pass run again does it again, as before resuming existed.
+func (r *Reporter) Done(step []byte) {
+	if len(step)+3 > maxLine || bytes.ContainsAny(step, "\t\n") {
+		return
+	}
+	line := make([]byte, 0, len(step)+3)
+	line = append(line, 'D', '\t')
+	line = append(line, step...)
 	r.write(append(line, '\n'))
 }
 

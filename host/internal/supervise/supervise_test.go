@@ -67,6 +67,29 @@ func TestReportsRoundTrip(t *testing.T) {
 	assert.False(t, got[3].begin)
 }
 
+// A finished step of the pass reaches the parent as the child wrote it; one that cannot be one
+// short line is not sent (the pass run again repeats it rather than misread it).
+func TestFinishedStepsRoundTrip(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	rep := &Reporter{f: w}
+	batches := make(chan []report, 8)
+	go readReports(r, batches, time.Millisecond)
+	rep.Done([]byte(`{"kind":"reconcile","key":"uid-a","outcome":"ok"}`))
+	rep.Done([]byte("two\nlines"))
+	rep.Done([]byte(strings.Repeat("x", maxLine)))
+	rep.Done([]byte(`{"kind":"prune","key":"ns\u0000s1\u0000c1","outcome":"ok"}`))
+	w.Close()
+	var steps []string
+	for batch := range batches {
+		for _, rep := range batch {
+			steps = append(steps, string(rep.step))
+		}
+	}
+	assert.Equal(t, []string{`{"kind":"reconcile","key":"uid-a","outcome":"ok"}`,
+		`{"kind":"prune","key":"ns\u0000s1\u0000c1","outcome":"ok"}`}, steps)
+}
+
 func TestAReportIsOneShortLine(t *testing.T) {
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
