@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -371,5 +372,52 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 30s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// docs/contract.md §1.1: a hook run leaves on disk only what docs/operating.md lists ("What
+// persists between runs"), all of it in the compilation cache directory; with the cache off it
+// leaves nothing at all.
+func TestOnlyTheListedFilesOutliveARun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs whole hook processes")
+	}
+	pdkmock := mockGuest(t, "pdkmock")
+	listed := map[string]bool{"metadata": true, "shaped": true, "memo": true, "overrun": true}
+	files := func(dir string) []string {
+		var out []string
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(dir, p)
+				out = append(out, rel)
+			}
+			return nil
+		})
+		return out
+	}
+	for _, off := range []bool{false, true} {
+		t.Run(map[bool]string{false: "with the cache", true: "with the cache off"}[off], func(t *testing.T) {
+			cacheDir := t.TempDir()
+			f := newHookFixture(t, cacheDir, map[string]map[string]any{"a": {}})
+			before := append(files(f.dir), "child-ran") // the test's own mark of the supervised child
+			slices.Sort(before)
+			var env []string
+			if off {
+				env = []string{"OPENSTACK_SYNC_CACHE_DIR=off"}
+			}
+			cmd, out := f.command(t, pdkmock, env)
+			require.NoError(t, cmd.Run(), out.String())
+			assert.Equal(t, before, files(f.dir), "nothing in the hook's home")
+			left := files(cacheDir)
+			if off {
+				assert.Empty(t, left, "nothing at all with the cache off")
+				return
+			}
+			require.NotEmpty(t, left)
+			for _, rel := range left {
+				top := strings.SplitN(filepath.ToSlash(rel), "/", 2)[0]
+				assert.True(t, listed[top] || strings.HasPrefix(top, "wazero-"), "%s is not a file docs/operating.md lists", rel)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ const (
 	MsgIgnoredUnreadable   = "Ignored unreadable CRs"
 	MsgFinished            = "Finished reconciling"
 	MsgFinishedWithErrors  = "Finished reconciling with errors"
+	MsgStatusWritesFailed  = "Status writes failed; the run fails so that it runs again"
 	MsgSkippingPrune       = "Skipping the prune; CRs failed to reconcile or could not be read"
 	MsgKeepingFinalizer    = "Keeping the finalizer; its credential group was not pruned"
 	MsgConnectFailed       = "Failed to connect to OpenStack"

@@ -173,3 +173,25 @@ type trapped struct{}
 
 func (trapped) Error() string          { return "wasm plugin trapped" }
 func (trapped) SandboxRefusal() string { return "trap" }
+
+// Events follow status changes, with one exception decided in docs/operating.md ("Events"): a
+// deleted CR kept by its finalizer is told so by every run that keeps it (the Event's series
+// counts the runs), since that state waits on the operator and nothing else reports it; the CR
+// whose failure kept it says nothing new in the second run.
+func TestAHeldFinalizerIsToldEveryRunThatKeepsIt(t *testing.T) {
+	e := newEnv(t, true)
+	e.plugin.Meta = plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets"}
+	e.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+	held := "gone FinalizerKept: Keeping the finalizer: prune was skipped because another CR failed to reconcile or could not be read"
+	ev := &eventLog{}
+	_, _ = observed(e, ev, nil, func() int {
+		return e.run(e.plan(cr{name: "a", finalizers: []string{F}}, cr{name: "gone", deleting: true, finalizers: []string{F}}))
+	})
+	assert.Equal(t, []string{"a ReconcileFailed: boom", held}, ev.said())
+	ev = &eventLog{}
+	_, _ = observed(e, ev, nil, func() int {
+		return e.run(e.plan(cr{name: "a", finalizers: []string{F}, status: e.status("a")},
+			cr{name: "gone", deleting: true, finalizers: []string{F}}))
+	})
+	assert.Equal(t, []string{held}, ev.said(), "only the held finalizer is told again")
+}

@@ -82,6 +82,8 @@ type Runner struct {
 	// budgetSpent records that outOfTime stopped the run (mu: workers of a group check it too).
 	mu          sync.Mutex
 	budgetSpent bool
+	// statusFailed counts the status writes that failed for another reason than the CR being gone.
+	statusFailed atomic.Int64
 }
 
 // Messages of the failures the framework itself reports on a CR.
@@ -90,8 +92,20 @@ const (
 	MsgRemoveFinalizer = "Unable to remove disabled finalizer before reconciling"
 )
 
-// Run performs one pass and returns the exit code: 0 when everything succeeded, else 1.
+// Run performs one pass and returns the exit code: 0 when everything succeeded, else 1. A status
+// write the API server refused fails the run too (the CR's status, status.id for a lifecycle
+// plugin, is not on record), without stopping any prune: the CR's spec was read either way.
 func (rn *Runner) Run(ctx context.Context, plan planner.Plan) int {
+	rn.statusFailed.Store(0)
+	code := rn.run(ctx, plan)
+	if n := rn.statusFailed.Load(); n > 0 {
+		rn.Log.Error(MsgStatusWritesFailed, "kind", rn.Config.Kind, "count", n)
+		return 1
+	}
+	return code
+}
+
+func (rn *Runner) run(ctx context.Context, plan planner.Plan) int {
 	rn.meta = rn.Plugin.Metadata()
 	rn.noun = rn.meta.Noun
 	rn.sessions = map[plugin.Credentials]plugin.Session{}
@@ -375,10 +389,13 @@ func (rn *Runner) reconcileGroup(ctx context.Context, creds plugin.Credentials, 
 // reconcileOne converges one CR and records the outcome in its status. It returns 1, 0 when the
 // CR failed in a way a retry may fix and 0, 1 when it failed terminally.
 func (rn *Runner) reconcileOne(ctx context.Context, s plugin.Session, cache plugin.Cache, cr *resource.Resource) (failures, terminal int) {
+	before := rn.statusFailed.Load()
 	failures, terminal = rn.reconcileCR(ctx, s, cache, cr)
 	// Only once the reconcile returned and its status is written: a pass that ends inside it
-	// (killed, or a panic) has not finished the CR.
-	rn.noteCR(StepReconcile, cr, reconcileOutcome(failures, terminal))
+	// (killed, or a panic) has not finished the CR, nor has one whose status write failed.
+	if rn.statusFailed.Load() == before {
+		rn.noteCR(StepReconcile, cr, reconcileOutcome(failures, terminal))
+	}
 	return failures, terminal
 }
 
@@ -794,6 +811,7 @@ func (rn *Runner) foreignFinalizersOfDeleted(ctx context.Context, deleted []*res
 func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o status.Outcome) bool {
 	if cr.Name == "" {
 		rn.crLog(cr).Error(MsgStatusNoName)
+		rn.statusFailed.Add(1)
 		return false
 	}
 	if !rn.Config.StatusEnabled {
@@ -815,10 +833,12 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	t, err := rn.target(cr)
 	if errors.Is(err, errNoNamespace) {
 		rn.crLog(cr).Error(MsgStatusPatchFailed, "error", err.Error())
+		rn.statusFailed.Add(1)
 		return false
 	}
 	if err != nil {
 		rn.crLog(cr).Error(err.Error())
+		rn.statusFailed.Add(1)
 		return false
 	}
 	now := time.Now
@@ -828,6 +848,7 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	body, err := json.Marshal(status.Body(o, cr.Generation, cr.Status, now()))
 	if err != nil {
 		rn.crLog(cr).Error(MsgStatusPatchFailed, "error", fmt.Sprintf("%T: %v", err, err))
+		rn.statusFailed.Add(1)
 		return false
 	}
 	err = rn.Kube.MergePatchStatus(ctx, t, body)
@@ -841,9 +862,11 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 			return false
 		}
 		rn.crLog(cr).Error(MsgStatusPatchFailed, "error", ae.Error())
+		rn.statusFailed.Add(1)
 		return false
 	}
 	rn.crLog(cr).Error(MsgStatusPatchFailed, "error", fmt.Sprintf("%T: %v", err, err))
+	rn.statusFailed.Add(1)
 	return false
 }
 

@@ -538,14 +538,17 @@ func TestStatusWrites(t *testing.T) {
 		assert.Equal(t, 0, e.run(plan))
 		assert.Contains(t, e.logs.String(), `msg="Not patching the status; the CR is gone" plugin=widgets kind=Widget cr=ns/a error="HTTP 404 Not Found`)
 	})
-	t.Run("a rejected status patch is logged, exit code unchanged", func(t *testing.T) {
-		e := newEnv(t, false)
-		plan := e.plan(cr{name: "a"})
+	t.Run("a rejected status patch is logged and fails the run, and stops no prune", func(t *testing.T) {
+		e := newEnv(t, true)
+		plan := e.plan(cr{name: "a"}, cr{name: "gone", deleting: true, finalizers: []string{F}})
 		e.srv.Intercept = func(r kubetest.Request) (int, string, bool) {
 			return 403, kubetest.Status(403, "Forbidden", "a", "forbidden"), strings.HasSuffix(r.Path, "/status")
 		}
-		assert.Equal(t, 0, e.run(plan))
+		assert.Equal(t, 1, e.run(plan), "the CR's status is not on record: shell-operator runs the hook again")
 		assert.Contains(t, e.logs.String(), `msg="Failed to patch the status" plugin=widgets kind=Widget cr=ns/a error="HTTP 403 Forbidden: `)
+		assert.Contains(t, e.logs.String(), `msg="Status writes failed; the run fails so that it runs again" plugin=widgets kind=Widget count=1`)
+		assert.Contains(t, e.journal.Entries(), "prune ns/s1/c1 via ns/s1/c1 desired=[a] authoritative=false",
+			"the CR's spec was read: the prune spares it and runs")
 	})
 	t.Run("no metadata.name", func(t *testing.T) {
 		e := newEnv(t, false)

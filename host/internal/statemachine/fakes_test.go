@@ -143,12 +143,16 @@ func (k *kube) Finalizers(_ context.Context, t kubeapi.Target) ([]string, error)
 }
 
 func (k *kube) MergePatchStatus(_ context.Context, t kubeapi.Target, patch []byte) error {
+	// A refused status write fails the run (the CR's status is not on record) but stops no prune;
+	// a 404 naming the CR means it is gone, which is no failure.
 	switch k.w.pick("status patch", 0.05, "409", "404", "500") {
 	case "409":
+		k.w.failure("status patch of " + key(t))
 		return apiError(apierrors.NewConflict(k.w.res.GroupResource(), t.Name, errors.New("the object has been modified")))
 	case "404":
 		return apiError(apierrors.NewNotFound(k.w.res.GroupResource(), t.Name))
 	case "500":
+		k.w.failure("status patch of " + key(t))
 		return apiError(apierrors.NewInternalError(errors.New("etcdserver: request timed out")))
 	}
 	_, err := k.w.srv.Patch(k.w.res, t.Namespace, t.Name, "status", fakekube.MergePatchType, patch)

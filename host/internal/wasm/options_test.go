@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -73,4 +74,22 @@ func TestABadLimitVariableRefusesTheLoad(t *testing.T) {
 	_, err := Load(context.Background(), guest(t, "pdkmock"), o)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "invalid sandbox configuration: "+EnvCallTimeout+" must be a positive duration")
+}
+
+// docs/contract.md Decision 19: reconciling a group's CRs on several instances at once gives up
+// create-at-most-once across CRs naming one resource, so it is the operator's choice: one by
+// default, in the host and in the chart, and more only through OPENSTACK_SYNC_WASM_CONCURRENCY.
+func TestConcurrencyIsOneUnlessTheOperatorRaisesIt(t *testing.T) {
+	assert.Equal(t, 1, DefaultConcurrency)
+	o, err := Options{LookupEnv: lookupIn(nil)}.fromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, 1, o.Concurrency)
+	o, err = Options{LookupEnv: lookupIn([]string{EnvConcurrency + "=3"})}.fromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, 3, o.Concurrency)
+	for _, f := range []string{"values.yaml", "templates/_helpers.tpl", "templates/deployment.yaml"} {
+		b, err := os.ReadFile("../../../charts/openstack-sync-operator/" + f)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), EnvConcurrency, "the chart leaves the concurrency to the operator's env")
+	}
 }
