@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make lint: gofmt, go vet (native, and wasip1 for the modules that build plugins), staticcheck and
 # "go mod tidy would change nothing" over every Go module in the repository, then a check that the
-# documentation names no path, make target or command flag that no longer exists (hack/docrefs).
+# documentation names no path, make target or command flag that no longer exists (hack/docrefs),
+# and that every edit of make mutate still applies (hack/mutate -check).
 # staticcheck is fetched from the Go module proxy by version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,4 +49,8 @@ if [ -n "$changes" ]; then
 fi
 echo "== docs: stale references"
 go run ./hack/docrefs
+# make mutate takes half an hour, so it is not run here; an edit that no longer applies to the code
+# it breaks fails now instead of the next time someone runs it (docs/reliability.md).
+echo "== mutate: every edit of make mutate still applies"
+go run ./hack/mutate -check
 echo "lint: ok"

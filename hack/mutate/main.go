@@ -17,9 +17,9 @@ import (
 )
 
 // mutation breaks one rule: From must occur exactly once in File and becomes To; the tests Run
-// in Pkg must then fail.
+// in Pkg (from the module at Dir, the repository's root when empty) must then fail.
 type mutation struct {
-	Rule, File, From, To, Pkg, Run string
+	Rule, File, From, To, Pkg, Run, Dir string
 }
 
 var mutations = []mutation{
@@ -51,7 +51,7 @@ var mutations = []mutation{
 		File: "host/internal/wasm/compile.go", From: "if depth++; depth > maxNesting {", To: "if depth++; false {",
 		Pkg: "./host/internal/wasm/", Run: "TestPathologicalControlFlowIsRefusedBeforeCompiling"},
 	{Rule: "a compile past its deadline fails the load",
-		File: "host/internal/wasm/compile.go", From: "ctx, cancel := context.WithTimeout(ctx, timeout)", To: "ctx, cancel := context.WithTimeout(ctx, timeout*1000)",
+		File: "host/internal/wasm/compile.go", From: "ctx, cancel := context.WithTimeout(parent, timeout)", To: "ctx, cancel := context.WithTimeout(parent, timeout*1000)",
 		Pkg: "./host/internal/wasm/", Run: "TestCompileDeadlineNamesTheModule"},
 	{Rule: "a guest's linear memory is mapped, never copied as it grows",
 		File: "host/internal/wasm/linearmemory_unix.go", From: "\treturn experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(newMappedMemory))",
@@ -91,7 +91,7 @@ var mutations = []mutation{
 		File: "host/internal/runner/runner.go", From: "if pruned[cr.Credentials] {", To: "if pruned[cr.Credentials] || true {",
 		Pkg: "./host/internal/runner/", Run: "."},
 	{Rule: "the finalizer is added before anything is created",
-		File: "host/internal/runner/runner.go", From: "if cr.HasFinalizer() == policy.UsesFinalizer() {", To: "if true {",
+		File: "host/internal/runner/runner.go", From: "if cr.HasFinalizer(fin) == policy.UsesFinalizer() {", To: "if true {",
 		Pkg: "./host/internal/runner/", Run: "."},
 	{Rule: "a release never strips a newer object holding the same name",
 		File: "host/internal/runner/runner.go", From: "if h := rn.holder[cr.Ref()]; h != \"\" && cr.UID != \"\" && h != cr.UID {", To: "if h := rn.holder[cr.Ref()]; h != \"\" && cr.UID != \"\" && h != cr.UID && false {",
@@ -99,13 +99,73 @@ var mutations = []mutation{
 	{Rule: "a CR being deleted is never reconciled",
 		File: "host/internal/planner/planner.go", From: "case r.Deleting || ev == bindingctx.Deleted:", To: "case ev == bindingctx.Deleted:",
 		Pkg: "./host/internal/planner/ ./host/internal/runner/", Run: "."},
+	// Issue 25: what the performance work opened.
+	{Rule: "a module past the size cap is refused",
+		File: "host/internal/wasm/structure.go", From: "if len(b) > maxModuleBytes {", To: "if false {",
+		Pkg: "./host/internal/wasm/", Run: "TestEverySectionKindIsCapped"},
+	{Rule: "a section kind the decoder pays for per entry is counted (types)",
+		File: "host/internal/wasm/structure.go", From: "err = r.eachUpTo(\"type\", maxTypes, func(i uint64) error { return s.checkType(r) })",
+		To:  "err = r.each(\"type\", func(i uint64) error { return s.checkType(r) })",
+		Pkg: "./host/internal/wasm/", Run: "TestEverySectionKindIsCapped|TestLoadMemoryStaysWithinTheBound"},
+	{Rule: "calls are counted per function",
+		File: "host/internal/wasm/compile.go", From: "if calls++; calls > maxFunctionCalls {", To: "if calls++; false {",
+		Pkg: "./host/internal/wasm/", Run: "TestPathologicalControlFlowIsRefusedBeforeCompiling"},
+	{Rule: "the compiled bytes are the hashed bytes",
+		File: "host/internal/wasm/modulefile.go", From: "if sha256.Sum256(b) != digest {", To: "if false {",
+		Pkg: "./host/internal/wasm/", Run: "TestTheCompiledBytesAreTheHashedBytes"},
+	{Rule: "a cache file of another module is refused",
+		File: "host/internal/modulecache/modulecache.go", From: "!bytes.Equal(h[12:12+sha256.Size], module[:])", To: "false",
+		Pkg: "./host/internal/modulecache/ ./host/internal/wasm/", Run: "TestAFileIsTrustedOnlyWhenItIsTheModulesAndIntact|TestTheShapedModuleIsCached|TestMetadataRecord"},
+	{Rule: "cached files that do not fit the module make the load start over",
+		File: "host/internal/wasm/plugin.go", From: "if errors.As(err, &cached) {", To: "if false {",
+		Pkg: "./host/internal/wasm/", Run: "TestTheShapedModuleIsCached"},
+	{Rule: "the metadata record is the module's own answer before any call",
+		File: "host/internal/wasm/plugin.go", From: "if !bytes.Equal(out, p.metadataJSON) {", To: "if false {",
+		Pkg: "./host/internal/wasm/", Run: "TestLoadTakesTheMetadataFromTheRecord"},
+	{Rule: "a memo record from the future is never used",
+		File: "host/internal/wasm/memo.go", From: "return !made.After(now) && now.Sub(made) <= m.maxAge", To: "return now.Sub(made) <= m.maxAge",
+		Pkg: "./host/internal/wasm/", Run: "TestARecordFromTheFutureIsNeverUsed"},
+	{Rule: "the memo keeps within its bound in bytes",
+		File: "host/internal/wasm/memo.go", From: "for m.size > m.maxBytes-binary.MaxVarintLen64 && len(uids) > 0 {", To: "for false {",
+		Pkg: "./host/internal/wasm/", Run: "TestTheMemoIsBoundedInBytes|TestTheMemoStaysWithinItsMemoryBound"},
+	{Rule: "a CR's result past the per-CR bound is not recorded",
+		File: "host/internal/wasm/memo.go", From: "if len(result) > maxMemoResult || len(uid) > maxMemoUID {", To: "if len(uid) > maxMemoUID {",
+		Pkg: "./host/internal/wasm/", Run: "TestTheMemoIsBoundedInBytes"},
+	{Rule: "the memo's pieces of evidence are bounded before any is read",
+		File: "host/internal/wasm/memo.go", From: "	if n > maxMemoPieces {", To: "	if false {",
+		Pkg: "./host/internal/wasm/", Run: "TestTheMemoRefusesTooManyPieces"},
+	{Rule: "a terminal failure stops no prune",
+		File: "host/internal/runner/runner.go", From: "scope.fail(creds, f)\n", To: "scope.fail(creds, f+t)\n",
+		Pkg: "./host/internal/runner/", Run: "TestATerminalFailureStopsNoPruneInAnyRun"},
+	{Rule: "the pass run again after a kill takes what the killed pass finished as done",
+		File: "host/internal/runner/runner.go", From: "rn.done = indexSteps(rn.Done)", To: "rn.done = nil",
+		Pkg: "./host/internal/runner/ ./host/internal/statemachine/", Run: "."},
+	{Rule: "a refused status write fails the run",
+		File: "host/internal/runner/runner.go", From: "if n := rn.statusFailed.Load(); n > 0 {", To: "if n := rn.statusFailed.Load(); false && n > 0 {",
+		Pkg: "./host/internal/runner/", Run: "TestStatusWrites"},
+	{Rule: "plugin pull never replaces a file with another module than the one required",
+		File: "host/internal/ociplugin/ociplugin.go", From: "want != \"\" && \"sha256:\"+want != got {", To: "false {",
+		Pkg: "./host/internal/ociplugin/", Run: "TestPullIsBounded"},
+	{Rule: "plugin new refuses a module path that is not one go.mod token",
+		File: "host/internal/scaffold/scaffold.go", From: "case !moduleRE.MatchString(m.Module):", To: "case false:",
+		Pkg: "./host/internal/scaffold/", Run: "TestBadOptions"},
+	{Rule: "an invalid runbook spec costs no request",
+		File: "plugins-wasm/ironic-runbooks/main.go", From: "if err := spec.check(); err != nil {", To: "if err := error(nil); err != nil {",
+		Dir: "plugins-wasm", Pkg: "./ironic-runbooks/", Run: "TestReconcileReportsInvalidSpecBeforeAnyRequest"},
+	{Rule: "the evidence helper flags a field the memo's evidence leaves out",
+		File: "pdk/pdktest/evidence.go", From: "if run.same(base) {", To: "if true {",
+		Dir: "pdk", Pkg: "./pdktest/", Run: "TestRequireCompleteEvidence"},
 }
 
 func main() {
 	only := flag.String("run", "", "only the mutations whose rule matches this regular expression")
+	applies := flag.Bool("check", false, "only check that every edit still applies (exactly once), without running tests (make lint)")
 	flag.Parse()
 	root, err := os.Getwd()
 	check(err)
+	if *applies {
+		os.Exit(checkEdits(root))
+	}
 	var filter *regexp.Regexp
 	if *only != "" {
 		filter = regexp.MustCompile(*only)
@@ -134,7 +194,7 @@ func main() {
 		start := time.Now()
 		args := append([]string{"test", "-count=1", "-run", m.Run}, strings.Fields(m.Pkg)...)
 		cmd := exec.Command("go", args...)
-		cmd.Dir = tmp
+		cmd.Dir = filepath.Join(tmp, m.Dir)
 		out, err := cmd.CombinedOutput()
 		check(os.WriteFile(path, orig, 0o644))
 		switch {
@@ -153,6 +213,31 @@ func main() {
 	if len(survived) > 0 {
 		os.Exit(1)
 	}
+}
+
+// checkEdits reports every mutation whose From no longer occurs exactly once in its File, so an
+// edit that went stale fails make lint the day the code under it changes, not the next time
+// someone runs make mutate.
+func checkEdits(root string) int {
+	stale := 0
+	for _, m := range mutations {
+		b, err := os.ReadFile(filepath.Join(root, m.File))
+		if err != nil {
+			fmt.Printf("STALE   %s: %v (update hack/mutate)\n", m.Rule, err)
+			stale++
+			continue
+		}
+		if n := bytes.Count(b, []byte(m.From)); n != 1 {
+			fmt.Printf("STALE   %s: %q occurs %d times in %s (update hack/mutate)\n", m.Rule, m.From, n, m.File)
+			stale++
+		}
+	}
+	if stale > 0 {
+		fmt.Printf("mutate: %d of %d edits no longer apply\n", stale, len(mutations))
+		return 1
+	}
+	fmt.Printf("mutate: all %d edits apply\n", len(mutations))
+	return 0
 }
 
 // copyTree copies the files git knows (tracked or not ignored) of root into dst.

@@ -460,3 +460,17 @@ func TestTheMemoStaysWithinItsMemoryBound(t *testing.T) {
 		assert.LessOrEqual(t, rss, bound, "%d records of %d bytes", c.n, c.size)
 	}
 }
+
+// The pieces of evidence are bounded whatever carries them (the native build's frames included),
+// before any is read.
+func TestTheMemoRefusesTooManyPieces(t *testing.T) {
+	ci := &callInfo{entry: EntryReconcile, memo: &memoCall{store: testMemo(t.TempDir(), "module a", DefaultMemoMaxBytes, time.Now), uid: "u"}}
+	read := 0
+	_, err := ci.unchanged(maxMemoPieces+1, func(int) []byte { read++; return nil })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "1025 pieces of evidence exceed the limit of 1024")
+	assert.Zero(t, read, "no piece was read")
+	hit, err := ci.unchanged(maxMemoPieces, func(int) []byte { return []byte("x") })
+	require.NoError(t, err)
+	assert.False(t, hit)
+}
