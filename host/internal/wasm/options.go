@@ -259,6 +259,11 @@ func (o Options) cacheDir() string {
 		return o.CacheDir
 	}
 	if v, ok := o.LookupEnv(CacheDirEnv); ok && v != "" {
+		if strings.TrimSpace(v) == CacheOff {
+			// "off" names no directory: every caller (MarkOverrun too) keeps nothing, rather
+			// than a folder called "off" in whatever directory the hook runs in.
+			return ""
+		}
 		return v
 	}
 	if v, ok := o.LookupEnv("XDG_CACHE_HOME"); ok && v != "" {

@@ -151,3 +151,16 @@ func TestMarkOverrunNeedsACacheDirectory(t *testing.T) {
 	_, err := MarkOverrun(guest(t, "pdkmock"), o, Overrun{})
 	assert.ErrorContains(t, err, "no compilation cache directory")
 }
+
+// OPENSTACK_SYNC_CACHE_DIR=off is no directory for the marker either: before, the hook wrote
+// ./off/overrun/… in its working directory.
+func TestMarkOverrunWithTheCacheOffWritesNothing(t *testing.T) {
+	o, _ := testOptions(t, CacheDirEnv+"="+CacheOff)
+	o.CacheDir = ""
+	path := guest(t, "pdkmock")
+	t.Chdir(t.TempDir())
+	_, err := MarkOverrun(path, o, Overrun{})
+	assert.ErrorContains(t, err, "no compilation cache directory")
+	_, statErr := os.Stat(CacheOff)
+	assert.True(t, os.IsNotExist(statErr), "no %q folder in the working directory", CacheOff)
+}
