@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/gophercloud/gophercloud/v2 v2.16.0
+	github.com/openstack-sync/openstack-sync/pdk v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	github.com/tetratelabs/wazero v1.12.0
 	golang.org/x/sys v0.47.0
@@ -60,3 +61,5 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
 )
+
+replace github.com/openstack-sync/openstack-sync/pdk => ./pdk

@@ -6,19 +6,20 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/openstack-sync/openstack-sync/pdk/internal/wire"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
-// Entry point names, shared by the wasm exports and the native dispatcher tests.
+// Entry point names, shared by the wasm exports and the native dispatcher tests: the host's
+// (package abi).
 const (
-	entryMetadata   = "metadata"
-	entryWaitForAPI = "wait_for_api"
-	entryGroupBegin = "group_begin"
-	entryGroupEnd   = "group_end"
-	entryReconcile  = "reconcile"
-	entryPrune      = "prune"
-	entryDelete     = "delete"
-	entryRemark     = "remark"
+	entryMetadata   = abi.EntryMetadata
+	entryWaitForAPI = abi.EntryWaitForAPI
+	entryGroupBegin = abi.EntryGroupBegin
+	entryGroupEnd   = abi.EntryGroupEnd
+	entryReconcile  = abi.EntryReconcile
+	entryPrune      = abi.EntryPrune
+	entryDelete     = abi.EntryDelete
+	entryRemark     = abi.EntryRemark
 )
 
 // instance is the guest-side state of one wasm instance: the open group's cache.
@@ -42,19 +43,19 @@ type pruneMessage struct {
 }
 
 // dispatch runs one entry point: it decodes input, calls the registered handler and encodes its
-// output. A non-nil *wire.Error is what the entry point reports through error_set.
-func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.Error) {
+// output. A non-nil *abi.Error is what the entry point reports through error_set.
+func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *abi.Error) {
 	p := registered
 	if p == nil {
-		return nil, &wire.Error{Message: "no plugin registered: call pdk.Register from an init function", Permanent: true}
+		return nil, &abi.Error{Message: "no plugin registered: call pdk.Register from an init function", Permanent: true}
 	}
 	if entry != entryMetadata && !hasCurrentABI(input) {
-		var env wire.Envelope
+		var env abi.Envelope
 		if err := json.Unmarshal(input, &env); err != nil {
-			return nil, &wire.Error{Message: fmt.Sprintf("%s: decoding input: %v", entry, err), Permanent: true}
+			return nil, &abi.Error{Message: fmt.Sprintf("%s: decoding input: %v", entry, err), Permanent: true}
 		}
 		if env.ABIVersion != ABIVersion {
-			return nil, &wire.Error{Message: fmt.Sprintf("%s: host speaks ABI version %d, plugin speaks %d",
+			return nil, &abi.Error{Message: fmt.Sprintf("%s: host speaks ABI version %d, plugin speaks %d",
 				entry, env.ABIVersion, ABIVersion), Permanent: true}
 		}
 	}
@@ -78,11 +79,11 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.
 			handler = p.Delete
 		}
 		if handler == nil {
-			return nil, &wire.Error{Message: "plugin has no " + entry + " handler", Permanent: true}
+			return nil, &abi.Error{Message: "plugin has no " + entry + " handler", Permanent: true}
 		}
 		var msg reconcileMessage
 		if err := decodeReconcile(input, &msg, p.Metadata.SkipStatus); err != nil {
-			return nil, &wire.Error{Message: entry + ": decoding input: " + err.Error(), Permanent: true}
+			return nil, &abi.Error{Message: entry + ": decoding input: " + err.Error(), Permanent: true}
 		}
 		ctx := newContext(h, in.groupCache)
 		res, err := handler(ctx, &msg.ReconcileRequest)
@@ -95,20 +96,20 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.
 		return encodeResult(res)
 	case entryPrune:
 		if p.Prune == nil {
-			return nil, &wire.Error{Message: "plugin has no Prune handler", Permanent: true}
+			return nil, &abi.Error{Message: "plugin has no Prune handler", Permanent: true}
 		}
 		var msg pruneMessage
 		if err := decodePrune(input, &msg); err != nil {
-			return nil, &wire.Error{Message: "prune: decoding input: " + err.Error(), Permanent: true}
+			return nil, &abi.Error{Message: "prune: decoding input: " + err.Error(), Permanent: true}
 		}
 		return nil, toWire(p.Prune(newContext(h, nil), &msg.PruneRequest))
 	case entryRemark:
 		if p.Remark == nil {
-			return nil, &wire.Error{Message: "plugin has no Remark handler", Permanent: true}
+			return nil, &abi.Error{Message: "plugin has no Remark handler", Permanent: true}
 		}
 		var msg RemarkRequest
 		if err := json.Unmarshal(input, &msg); err != nil {
-			return nil, &wire.Error{Message: "remark: decoding input: " + err.Error(), Permanent: true}
+			return nil, &abi.Error{Message: "remark: decoding input: " + err.Error(), Permanent: true}
 		}
 		res, err := p.Remark(newContext(h, nil), &msg)
 		if err != nil {
@@ -119,7 +120,7 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *wire.
 		}
 		return marshal(res)
 	}
-	return nil, &wire.Error{Message: "unknown entry point " + entry, Permanent: true}
+	return nil, &abi.Error{Message: "unknown entry point " + entry, Permanent: true}
 }
 
 // hasCurrentABI recognises the envelope the host writes (abi_version first, docs/abi.md) without
@@ -133,26 +134,26 @@ func hasCurrentABI(input []byte) bool {
 	return input[len(prefix)] == ',' || input[len(prefix)] == '}'
 }
 
-func marshal(v any) ([]byte, *wire.Error) {
+func marshal(v any) ([]byte, *abi.Error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, &wire.Error{Message: "encoding output: " + err.Error(), Permanent: true}
+		return nil, &abi.Error{Message: "encoding output: " + err.Error(), Permanent: true}
 	}
 	return b, nil
 }
 
-func toWire(err error) *wire.Error {
+func toWire(err error) *abi.Error {
 	if err == nil {
 		return nil
 	}
-	return &wire.Error{Message: err.Error(), Reason: Reason(err), Permanent: IsPermanent(err)}
+	return &abi.Error{Message: err.Error(), Reason: Reason(err), Permanent: IsPermanent(err)}
 }
 
 // decodeResponse turns the host's answer to openstack_request into a Response or an error: a
 // JSON head, then (after a newline) the body as is.
 func decodeResponse(raw []byte) (*Response, error) {
 	head, body, _ := bytes.Cut(raw, []byte{'\n'})
-	var w wire.OpenStackResponse
+	var w abi.OpenStackResponse
 	if err := decodeJSON(head, &w, false); err != nil {
 		return nil, fmt.Errorf("decoding the host's answer: %w", err)
 	}
@@ -164,7 +165,7 @@ func decodeResponse(raw []byte) (*Response, error) {
 
 // encodeRequest turns a Request into the openstack_request input.
 func encodeRequest(req *Request) ([]byte, error) {
-	w := wire.OpenStackRequest{Service: req.Service, Method: req.Method, Path: req.Path, Query: req.Query,
+	w := abi.OpenStackRequest{Service: req.Service, Method: req.Method, Path: req.Path, Query: req.Query,
 		Headers: req.Header, Microversion: req.Microversion}
 	switch b := req.Body.(type) {
 	case nil:
@@ -188,7 +189,7 @@ func encodeRequest(req *Request) ([]byte, error) {
 // encodeResult writes a reconcile's result message. The usual results (Recorded, nothing, a few
 // plain notes) are written directly: encoding/json's reflection costs a converged CR in the sandbox
 // more than the rest of its answer. Anything else goes to encoding/json.
-func encodeResult(res *Result) ([]byte, *wire.Error) {
+func encodeResult(res *Result) ([]byte, *abi.Error) {
 	if res.recorded {
 		return []byte(`{"unchanged":true}`), nil
 	}

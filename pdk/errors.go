@@ -51,7 +51,7 @@ func IsPermanent(err error) bool {
 
 // HostError is a request the host refused or could not complete: there is no HTTP response.
 type HostError struct {
-	// Kind says why: "grant_denied" (outside the plugin's grants, or the operator's narrowing),
+	// Kind says why (abi.Kind*): "grant_denied" (outside the plugin's grants, or the operator's narrowing),
 	// "invalid_request" (a request the host will not send: bad method, path, header, or no
 	// session in this entry point), "session" (the cloud could not be reached or refused the
 	// credentials; permanent when waiting will not help) or "too_large" (the response exceeds

@@ -11,7 +11,7 @@ import (
 
 	extism "github.com/extism/go-pdk"
 
-	"github.com/openstack-sync/openstack-sync/pdk/internal/wire"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // extismHost is the host of a real plugin: the openstack-sync host behind the Extism ABI.
@@ -124,7 +124,7 @@ func (extismHost) OpenStack(req *Request) (*Response, error) {
 	}
 	blk := writeBlock(in)
 	if blk == 0 {
-		return nil, &HostError{Kind: "too_large", Message: "the request does not fit the plugin's kernel memory limit"}
+		return nil, &HostError{Kind: abi.KindTooLarge, Message: "the request does not fit the plugin's kernel memory limit"}
 	}
 	off := openstackRequest(blk)
 	blockFree(blk)
@@ -139,7 +139,7 @@ func (extismHost) Source(req *SourceRequest) (*Response, error) {
 	}
 	blk := writeBlock(in)
 	if blk == 0 {
-		return nil, &HostError{Kind: "too_large", Message: "the request does not fit the plugin's kernel memory limit"}
+		return nil, &HostError{Kind: abi.KindTooLarge, Message: "the request does not fit the plugin's kernel memory limit"}
 	}
 	off := sourceRequest(blk)
 	blockFree(blk)
@@ -148,10 +148,10 @@ func (extismHost) Source(req *SourceRequest) (*Response, error) {
 
 // encodeSourceRequest turns a SourceRequest into the source_request input.
 func encodeSourceRequest(req *SourceRequest) ([]byte, error) {
-	w := wire.SourceRequest{Source: req.Source, URL: req.URL, Method: req.Method, Path: req.Path, Query: req.Query,
+	w := abi.SourceRequest{Source: req.Source, URL: req.URL, Method: req.Method, Path: req.Path, Query: req.Query,
 		Headers: req.Header}
 	if req.Secret != nil {
-		w.Secret = &wire.SecretKeyRef{Name: req.Secret.Name, Key: req.Secret.Key}
+		w.Secret = &abi.SecretKeyRef{Name: req.Secret.Name, Key: req.Secret.Key}
 	}
 	op := req.Method + " " + req.Source + " " + req.Path
 	switch b := req.Body.(type) {

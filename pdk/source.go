@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // SourceRequest is one request to a source outside OpenStack (Context.Source). Source, URL and
@@ -118,18 +120,8 @@ func (s *SourceClient) Call(method, path string, query url.Values, body, out any
 	return nil
 }
 
-// isSourceName is the host's rule for a source's name: a lower-case DNS label.
-func isSourceName(s string) bool {
-	if s == "" || len(s) > 63 || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == '-' {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
+// isSourceName is the host's rule for a source's name (abi.CheckSourceName).
+func isSourceName(s string) bool { return abi.CheckSourceName(s) == nil }
 
 // CheckSourcePath is CheckPath for a source: the path may end with one slash, which Django REST
 // APIs such as Nautobot's need; grants match the path without it.

@@ -7,4 +7,7 @@
 //   - The production binary, host/cmd/openstack-sync, links no test fake or test double: the demo
 //     and the in-process cloud and Kubernetes are in host/cmd/openstack-sync-dev.
 //   - wazero stays in package wasm, gophercloud in package openstack, client-go in package kube.
+//   - Of the PDK's module the host links only the shared ABI (pdk/abi: the messages, rules and
+//     limits both sides apply), which links only the standard library; the PDK's and the plugins'
+//     modules never require the host's.
 package layering

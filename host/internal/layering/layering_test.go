@@ -11,6 +11,12 @@ import (
 
 const module = "github.com/openstack-sync/openstack-sync/"
 
+// pdk is the PDK's module; shared the packages of it that the host imports too.
+const (
+	pdk    = module + "pdk"
+	shared = module + "pdk/abi"
+)
+
 // framework are the packages that hold the rules every plugin shares.
 var framework = []string{
 	"host/internal/bindingctx", "host/internal/events", "host/internal/finalizer", "host/internal/hook", "host/internal/hookenv",
@@ -58,6 +64,49 @@ func TestImportRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The host and the PDK share one package tree, pdk/abi (RATIONALE.md, "Where do the host and the
+// PDK share code?"): the host's module requires the PDK's for it and links nothing else of it (no
+// guest runtime, no go-pdk), and the shared packages import only the standard library, so both
+// sides can take them without anything of the other's.
+func TestTheHostAndThePDKShareOnlyTheABI(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./host/...")
+	cmd.Dir = "../../.."
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	sharedUsed := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg := strings.Fields(line)[0]
+		if within(pkg, pdk) {
+			assert.Truef(t, within(pkg, shared), "the host links %s; of the PDK it may link only %s", pkg, shared)
+			sharedUsed = true
+		}
+		assert.Falsef(t, within(pkg, "github.com/extism/"), "the host links %s", pkg)
+	}
+	assert.True(t, sharedUsed, "the host uses the shared ABI package")
+
+	cmd = exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./abi/...")
+	cmd.Dir = "../../../pdk"
+	out, err = cmd.Output()
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		assert.Truef(t, f[1] == "true" || within(f[0], shared), "%s links %s, which is not the standard library", shared, f[0])
+	}
+}
+
+// The PDK and the plugins never depend on the host: their modules do not require the host's.
+func TestThePDKAndThePluginsNeverRequireTheHost(t *testing.T) {
+	for _, dir := range []string{"pdk", "plugins-wasm"} {
+		cmd := exec.Command("go", "list", "-m", "all")
+		cmd.Dir = "../../../" + dir
+		out, err := cmd.Output()
+		require.NoError(t, err, dir)
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			assert.NotEqualf(t, strings.TrimSuffix(module, "/"), strings.Fields(line)[0], "%s requires the host's module", dir)
+		}
 	}
 }
 

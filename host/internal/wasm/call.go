@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"log/slog"
 	"strings"
 	"unicode/utf8"
@@ -186,7 +187,7 @@ func (p *Plugin) errorFrom(raw []byte, entry string) error {
 	var m errorMessage
 	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil && m.Message != "" {
 		err := error(errors.New(cutMessage(m.Message)))
-		if m.Reason != "" && !reasonPattern().MatchString(m.Reason) {
+		if m.Reason != "" && !abi.ValidReason(m.Reason) {
 			// The reason lands in the CR's Ready condition and the printed REASON column; a guest
 			// must not be able to put a megabyte or a line break there.
 			p.log.Warn("plugin error reason dropped: not a CamelCase word of at most 128 characters",
@@ -204,23 +205,16 @@ func (p *Plugin) errorFrom(raw []byte, entry string) error {
 	return errors.New(cutMessage(string(raw)))
 }
 
-// maxErrorMessage bounds a guest's error text: the runner logs it for every failed CR and the
-// CR's status keeps only 2,048 characters of it anyway.
-const maxErrorMessage = 4096
-
 func cutMessage(s string) string {
-	if len(s) <= maxErrorMessage {
+	if len(s) <= abi.MaxErrorMessage {
 		return s
 	}
-	n := maxErrorMessage
+	n := abi.MaxErrorMessage
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return fmt.Sprintf("%s… (%d more bytes cut)", s[:n], len(s)-n)
 }
-
-// reasonPattern is a condition reason as the API server accepts it, kept short.
-var reasonPattern = lazyRegexp(`^[A-Za-z]([A-Za-z0-9_,:]{0,126}[A-Za-z0-9_])?$`)
 
 // finish applies the rule that a permanent Session error during a call makes the call's error
 // permanent and carries its message, whatever the guest made of it.

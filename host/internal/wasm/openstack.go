@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,9 +46,6 @@ func instantiateUser(ctx context.Context, r wazero.Runtime, p *Plugin) error {
 	return err
 }
 
-// maxPathBytes bounds a request path: no OpenStack URL is longer, and a refused path is logged.
-const maxPathBytes = 4096
-
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
 // validHeader reports whether a header can be sent as it is: a name of token characters and
@@ -78,7 +76,7 @@ func (p *Plugin) openstackRequest(ctx context.Context, off uint64) uint64 {
 	if out := st.WriteBlock(resp); out != 0 {
 		return out
 	}
-	small := encodeHostError(&hostError{Kind: "too_large",
+	small := encodeHostError(&hostError{Kind: abi.KindTooLarge,
 		Message: fmt.Sprintf("the response (%d bytes) does not fit the plugin's kernel memory limit", len(resp))})
 	if out := st.WriteBlock(small); out != 0 {
 		return out
@@ -97,7 +95,7 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	}
 	var req openstackRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
-		return refuse("invalid_request", true, "openstack_request: decoding the request: %v", err)
+		return refuse(abi.KindInvalidRequest, true, "openstack_request: decoding the request: %v", err)
 	}
 	req.Method = strings.ToUpper(req.Method)
 	if ci.memo != nil && memoWrites(req.Method) {
@@ -106,25 +104,25 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	}
 	switch {
 	case req.Service == "":
-		return refuse("invalid_request", true, "openstack_request: service is empty")
+		return refuse(abi.KindInvalidRequest, true, "openstack_request: service is empty")
 	case !methods[req.Method]:
-		return refuse("invalid_request", true, "openstack_request: unsupported method %q", req.Method)
-	case len(req.Path) > maxPathBytes:
-		return refuse("invalid_request", true, "openstack_request: path of %d bytes exceeds the limit of %d bytes",
-			len(req.Path), maxPathBytes)
+		return refuse(abi.KindInvalidRequest, true, "openstack_request: unsupported method %q", req.Method)
+	case len(req.Path) > abi.MaxPathBytes:
+		return refuse(abi.KindInvalidRequest, true, "openstack_request: path of %d bytes exceeds the limit of %d bytes",
+			len(req.Path), abi.MaxPathBytes)
 	case grant.CheckPath(req.Path) != nil:
 		// The one path rule, shared with the PDK (pdk/testdata/grant-rule.json); the refusal
 		// names the segment and why, in the PDK's words.
-		return refuse("invalid_request", true, "%s", p.grants.Explain(req.Service, req.Method, req.Path))
+		return refuse(abi.KindInvalidRequest, true, "%s", p.grants.Explain(req.Service, req.Method, req.Path))
 	}
 	header := http.Header{}
 	for k, vs := range req.Headers {
 		ck := http.CanonicalHeaderKey(k)
 		if !validHeader(k, vs) {
-			return refuse("invalid_request", true, "openstack_request: header %q has a malformed name or value", cut(k))
+			return refuse(abi.KindInvalidRequest, true, "openstack_request: header %q has a malformed name or value", cut(k))
 		}
 		if !plugin.Forwardable(ck) {
-			return refuse("invalid_request", true, "openstack_request: header %s is not one a plugin may send (allowed: %s)",
+			return refuse(abi.KindInvalidRequest, true, "openstack_request: header %s is not one a plugin may send (allowed: %s)",
 				ck, plugin.ForwardableHeaders())
 		}
 		header[ck] = vs
@@ -135,16 +133,16 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 		if ci.refused++; ci.refused <= maxRefusalLogs {
 			ci.log.Warn("OpenStack request refused", "entry", ci.entry, "reason", why)
 		}
-		return refuse("grant_denied", true, "%s", why)
+		return refuse(abi.KindGrantDenied, true, "%s", why)
 	}
 	if ci.session == nil {
-		return refuse("invalid_request", true, "openstack_request: no OpenStack session during %s", ci.entry)
+		return refuse(abi.KindInvalidRequest, true, "openstack_request: no OpenStack session during %s", ci.entry)
 	}
 	resp, err := ci.session.Do(ctx, plugin.Request{Service: req.Service, Method: req.Method, Path: req.Path,
 		Query: req.Query, Header: header, Microversion: req.Microversion, Body: req.Body})
 	if plugin.IsTooLarge(err) {
 		p.refused("limit")
-		return refuse("too_large", false, "%s %s %s: %v", req.Method, req.Service, req.Path, err)
+		return refuse(abi.KindTooLarge, false, "%s %s %s: %v", req.Method, req.Service, req.Path, err)
 	}
 	if err != nil {
 		permanent := plugin.IsPermanent(err)
@@ -156,7 +154,7 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	// Whatever Session serves (the real one stops reading at the same limit), the guest never
 	// gets more.
 	if len(resp.Body) > plugin.MaxResponseBytes {
-		return refuse("too_large", false, "%s %s %s: response body of %d bytes exceeds the limit of %d bytes",
+		return refuse(abi.KindTooLarge, false, "%s %s %s: response body of %d bytes exceeds the limit of %d bytes",
 			req.Method, req.Service, req.Path, len(resp.Body), plugin.MaxResponseBytes)
 	}
 	return encodeResponse(resp)

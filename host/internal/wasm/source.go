@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -37,13 +38,11 @@ type sourceGrant struct {
 	Paths   []string `json:"paths"`
 }
 
-var sourceNamePattern = lazyRegexp(`^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
 // sourceGrants checks the declared sources and returns them as grants (Service is the name).
 func (m *metadataMessage) sourceGrants() ([]grant.Grant, error) {
 	gs := make([]grant.Grant, 0, len(m.Sources))
 	for i, s := range m.Sources {
-		if !sourceNamePattern().MatchString(s.Name) {
+		if abi.CheckSourceName(s.Name) != nil {
 			return nil, fmt.Errorf("sources: source %d: name %q is not a lower-case DNS label", i, cut(s.Name))
 		}
 		gs = append(gs, grant.Grant{Service: s.Name, Methods: s.Methods, Paths: s.Paths})
@@ -76,7 +75,7 @@ func (p *Plugin) sourceRequestCall(ctx context.Context, stack []uint64) {
 		stack[0] = out
 		return
 	}
-	small := encodeHostError(&hostError{Kind: "too_large",
+	small := encodeHostError(&hostError{Kind: abi.KindTooLarge,
 		Message: fmt.Sprintf("the response (%d bytes) does not fit the plugin's kernel memory limit", len(resp))})
 	if out := st.WriteBlock(small); out != 0 {
 		stack[0] = out
@@ -97,7 +96,7 @@ func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []by
 	}
 	var req sourceRequestMessage
 	if err := json.Unmarshal(raw, &req); err != nil {
-		return refuse("invalid_request", true, "source_request: decoding the request: %v", err)
+		return refuse(abi.KindInvalidRequest, true, "source_request: decoding the request: %v", err)
 	}
 	req.Method = strings.ToUpper(req.Method)
 	if ci.memo != nil && memoWrites(req.Method) {
@@ -105,20 +104,20 @@ func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []by
 	}
 	switch {
 	case req.Source == "":
-		return refuse("invalid_request", true, "source_request: source is empty")
+		return refuse(abi.KindInvalidRequest, true, "source_request: source is empty")
 	case !methods[req.Method]:
-		return refuse("invalid_request", true, "source_request: unsupported method %q", cut(req.Method))
-	case len(req.Path) > maxPathBytes:
-		return refuse("invalid_request", true, "source_request: path of %d bytes exceeds the limit of %d bytes", len(req.Path), maxPathBytes)
-	case len(req.URL) > maxPathBytes:
-		return refuse("invalid_request", true, "source_request: url of %d bytes exceeds the limit of %d bytes", len(req.URL), maxPathBytes)
+		return refuse(abi.KindInvalidRequest, true, "source_request: unsupported method %q", cut(req.Method))
+	case len(req.Path) > abi.MaxPathBytes:
+		return refuse(abi.KindInvalidRequest, true, "source_request: path of %d bytes exceeds the limit of %d bytes", len(req.Path), abi.MaxPathBytes)
+	case len(req.URL) > abi.MaxPathBytes:
+		return refuse(abi.KindInvalidRequest, true, "source_request: url of %d bytes exceeds the limit of %d bytes", len(req.URL), abi.MaxPathBytes)
 	case grant.CheckSourcePath(req.Path) != nil:
-		return refuse("invalid_request", true, "%s", p.sourceGrants.Explain(req.Source, req.Method, req.Path))
+		return refuse(abi.KindInvalidRequest, true, "%s", p.sourceGrants.Explain(req.Source, req.Method, req.Path))
 	}
 	var secret *plugin.SecretKeyRef
 	if req.Secret != nil {
 		if !secretNamePattern().MatchString(req.Secret.Name) || !secretKeyPattern.MatchString(req.Secret.Key) {
-			return refuse("invalid_request", true, "source_request: secret {name %q, key %q} is not a Secret name and data key", cut(req.Secret.Name), cut(req.Secret.Key))
+			return refuse(abi.KindInvalidRequest, true, "source_request: secret {name %q, key %q} is not a Secret name and data key", cut(req.Secret.Name), cut(req.Secret.Key))
 		}
 		secret = &plugin.SecretKeyRef{Name: req.Secret.Name, Key: req.Secret.Key}
 	}
@@ -126,12 +125,12 @@ func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []by
 	for k, vs := range req.Headers {
 		ck := http.CanonicalHeaderKey(k)
 		if !validHeader(k, vs) {
-			return refuse("invalid_request", true, "source_request: header %q has a malformed name or value", cut(k))
+			return refuse(abi.KindInvalidRequest, true, "source_request: header %q has a malformed name or value", cut(k))
 		}
 		// OpenStack's allow-list without Swift's metadata families: a header a plugin sends to
 		// a source must have a plain meaning to any HTTP server.
 		if !plugin.Forwardable(ck) || strings.HasPrefix(ck, "X-") {
-			return refuse("invalid_request", true, "source_request: header %s is not one a plugin may send to a source (allowed: Accept, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Unmodified-Since)", ck)
+			return refuse(abi.KindInvalidRequest, true, "source_request: header %s is not one a plugin may send to a source (allowed: Accept, Content-Type, If-Match, If-Modified-Since, If-None-Match, If-Unmodified-Since)", ck)
 		}
 		header[ck] = vs
 	}
@@ -141,10 +140,10 @@ func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []by
 		if ci.refused++; ci.refused <= maxRefusalLogs {
 			ci.log.Warn("source request refused", "entry", ci.entry, "reason", why)
 		}
-		return refuse("grant_denied", true, "%s", why)
+		return refuse(abi.KindGrantDenied, true, "%s", why)
 	}
 	if ci.session == nil {
-		return refuse("invalid_request", true, "source_request: no session during %s", ci.entry)
+		return refuse(abi.KindInvalidRequest, true, "source_request: no session during %s", ci.entry)
 	}
 	sender, ok := ci.session.(plugin.SourceSender)
 	if !ok {
@@ -157,7 +156,7 @@ func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []by
 	switch {
 	case plugin.IsTooLarge(err):
 		p.refused("limit")
-		return refuse("too_large", false, "%s %s %s: %v", req.Method, req.Source, req.Path, err)
+		return refuse(abi.KindTooLarge, false, "%s %s %s: %v", req.Method, req.Source, req.Path, err)
 	case errors.As(err, &se):
 		if se.Kind == plugin.SourceDenied {
 			p.refused("grant")
@@ -172,7 +171,7 @@ func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []by
 		return refuse(plugin.SourceUnreachable, plugin.IsPermanent(err), "%s %s %s: %v", req.Method, req.Source, req.Path, err)
 	}
 	if len(resp.Body) > plugin.MaxResponseBytes {
-		return refuse("too_large", false, "%s %s %s: response body of %d bytes exceeds the limit of %d bytes",
+		return refuse(abi.KindTooLarge, false, "%s %s %s: response body of %d bytes exceeds the limit of %d bytes",
 			req.Method, req.Source, req.Path, len(resp.Body), plugin.MaxResponseBytes)
 	}
 	return encodeResponse(resp)

@@ -1,6 +1,4 @@
-// Package wire holds the JSON messages that cross the host ABI (docs/abi.md), as the guest sees
-// them. The host keeps its own copy of these shapes: the two sides share a document, not code.
-package wire
+package abi
 
 import (
 	"encoding/json"
@@ -11,6 +9,9 @@ import (
 type Envelope struct {
 	ABIVersion int `json:"abi_version"`
 }
+
+// The JSON messages that cross the boundary in both directions, as both sides read and write
+// them.
 
 // Error is what a failing entry point passes to error_set.
 type Error struct {
@@ -56,7 +57,7 @@ type OpenStackResponse struct {
 	Error   *HostError          `json:"error,omitempty"`
 }
 
-// HostError says why the host produced no response.
+// HostError says why the host produced no response; Kind is one of the Kind constants.
 type HostError struct {
 	Kind      string `json:"kind"`
 	Message   string `json:"message"`
