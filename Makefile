@@ -5,7 +5,7 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins image test lint e2e demo bench bench-native bench-micro chart-update mutate
+.PHONY: help build plugins image test lint e2e demo bench bench-native bench-micro chart-update mutate fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -27,6 +27,9 @@ test: ## the unit and host tiers: every Go module, the chart when helm is availa
 
 lint: ## gofmt, go mod tidy, go vet (native and wasip1), staticcheck; the PDK API baseline; stale doc references
 	hack/lint.sh
+
+fuzz: ## every fuzz target run by the fuzzing engine for FUZZTIME each (default 5s), not only its seed corpus
+	hack/fuzz.sh
 
 mutate: ## break each framework safety rule in a temporary copy and check a test fails (docs/reliability.md)
 	nice $(GO) run ./hack/mutate
