@@ -2,6 +2,7 @@ package layering
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,6 +40,9 @@ var (
 
 func TestImportRules(t *testing.T) {
 	all := []string{"host/cmd/openstack-sync", "host/internal/openstack", "host/internal/wasm", "host/internal/kube"}
+	// cache are the rooms beside the sandbox that keep what persists between runs.
+	cache := []string{"host/internal/memo", "host/internal/modulecache"}
+	all = append(all, cache...)
 	graph := deps(t, append(all, framework...)...)
 	tests := []struct {
 		name      string
@@ -52,6 +56,8 @@ func TestImportRules(t *testing.T) {
 		{"the OpenStack connector links no Kubernetes client", []string{"host/internal/openstack"}, kubernetes},
 		{"the wasm host links no OpenStack SDK or Kubernetes client", []string{"host/internal/wasm"}, append(gophercld, kubernetes...)},
 		{"the Kubernetes client links no wasm runtime or OpenStack SDK", []string{"host/internal/kube"}, append(wazero, gophercld...)},
+		{"the module cache and the memo link no wasm runtime, OpenStack SDK or Kubernetes client", cache,
+			append(append(slices.Clone(wazero), gophercld...), kubernetes...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/peakrss"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
@@ -36,10 +37,10 @@ const loadChildEnv = "OPENSTACK_SYNC_TEST_LOAD_CHILD"
 const loadChildAddressSpace = 3 << 30
 
 // loadChild checks and compiles the module at path the way Load does, prints its own peak RSS
-// (peakLine) and exits: 0 when it was compiled or refused with an error, 1 on anything else. Out
+// (peakrss.Print) and exits: 0 when it was compiled or refused with an error, 1 on anything else. Out
 // of memory kills it (exit 2).
 func loadChild(path string) int {
-	defer printPeakRSS()
+	defer peakrss.Print()
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err == nil {
 		lim.Cur = loadChildAddressSpace
@@ -118,38 +119,6 @@ func hostileModules() map[string][]byte {
 	}
 }
 
-// peakLine prefixes the line on which a child process reports its peak RSS in bytes. The child
-// reads it itself (VmHWM): the rusage a parent gets carries the parent's own high-water mark into
-// a child it forked while large, which made every child look as large as the test.
-const peakLine = "peak RSS: "
-
-func printPeakRSS() {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err == nil {
-				fmt.Printf("%s%d\n", peakLine, kb<<10)
-			}
-		}
-	}
-}
-
-// peakRSS is the peak a child reported in out, else what its rusage says.
-func peakRSS(cmd *exec.Cmd, out string) int64 {
-	for line := range strings.Lines(out) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), peakLine); ok {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return n
-			}
-		}
-	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
-}
-
 func bytesOf(c byte, n int) []byte { return []byte(strings.Repeat(string(c), n)) }
 
 func uleb(v uint64) []byte {
@@ -212,7 +181,7 @@ func TestLoadMemoryStaysWithinTheBound(t *testing.T) {
 			t.Errorf("loading %s must end in a result or an error, not a crash: %v\n%s", name, err, out)
 			return 0, string(out)
 		}
-		return peakRSS(cmd, string(out)), string(out)
+		return peakrss.Of(cmd, string(out)), string(out)
 	}
 	smallest := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints()}.Encode()
 	base, out := run("smallest", smallest)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"log/slog"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // CallError is a call that failed inside the sandbox or broke the ABI: a panic, a trap, a

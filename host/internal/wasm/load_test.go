@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/memo"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
@@ -184,7 +185,7 @@ func TestCompilationCache(t *testing.T) {
 
 	// OPENSTACK_SYNC_CACHE_DIR=off: nothing is written anywhere and nothing is warned about.
 	home := t.TempDir()
-	o, logs = testOptions(t, CacheDirEnv+"=off", "HOME="+home, MemoMaxAgeEnv+"=1h")
+	o, logs = testOptions(t, CacheDirEnv+"=off", "HOME="+home, memo.MaxAgeEnv+"=1h")
 	o.CacheDir, o.Memo = "", true
 	p = loadTest(t, path, o)
 	assert.Nil(t, p.memo, "no memo without a cache")

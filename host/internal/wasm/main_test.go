@@ -22,9 +22,6 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(stackChildEnv); mode != "" {
 		os.Exit(stackChild(mode))
 	}
-	if spec := os.Getenv(memoChildEnv); spec != "" {
-		os.Exit(memoChild(spec))
-	}
 	if spec := os.Getenv(memoryChildEnv); spec != "" {
 		os.Exit(memoryChild(spec))
 	}

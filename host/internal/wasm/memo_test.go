@@ -2,13 +2,9 @@ package wasm
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/metrics"
 	"strconv"
@@ -20,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/memo"
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
@@ -179,14 +176,11 @@ func TestTheMemoAgesAndTurnsOff(t *testing.T) {
 	var maxAge time.Duration
 	clock := time.Now()
 	run := memoRun{t: t, load: func(o Options) plugin.Plugin {
-		p := loadTest(t, path, o)
-		if p.memo != nil {
-			p.memo.now = func() time.Time { return clock }
-		}
-		return p
+		return loadTest(t, path, o)
 	}, options: func() (Options, *logBuffer) {
 		o, logs := testOptions(t)
 		o.CacheDir, o.Memo, o.MemoMaxAge = dir, true, maxAge
+		o.Now = func() time.Time { return clock }
 		return o, logs
 	}}
 	cloud := &thingCloud{things: map[string]string{"a": `{"thing":{"name":"a"}}`}}
@@ -196,13 +190,13 @@ func TestTheMemoAgesAndTurnsOff(t *testing.T) {
 	require.True(t, full)
 	_, _, full = run.reconcile(cloud, req)
 	assert.False(t, full)
-	clock = clock.Add(DefaultMemoMaxAge + time.Minute)
+	clock = clock.Add(memo.DefaultMaxAge + time.Minute)
 	_, _, full = run.reconcile(cloud, req)
 	assert.True(t, full, "a record past the maximum age")
 	_, _, full = run.reconcile(cloud, req)
 	assert.False(t, full, "the full reconcile renewed it")
 
-	opts, err := Options{LookupEnv: lookupIn([]string{MemoMaxAgeEnv + "=0"})}.fromEnv()
+	opts, err := Options{LookupEnv: lookupIn([]string{memo.MaxAgeEnv + "=0"})}.fromEnv()
 	require.NoError(t, err)
 	maxAge = opts.MemoMaxAge
 	offDir := t.TempDir()
@@ -214,9 +208,9 @@ func TestTheMemoAgesAndTurnsOff(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(offDir, "memo"))
 
 	for _, bad := range []string{"-1h", "soon", "0s"} {
-		_, err := Options{LookupEnv: lookupIn([]string{MemoMaxAgeEnv + "=" + bad})}.fromEnv()
+		_, err := Options{LookupEnv: lookupIn([]string{memo.MaxAgeEnv + "=" + bad})}.fromEnv()
 		require.Error(t, err, bad)
-		assert.Contains(t, err.Error(), MemoMaxAgeEnv, "the error names the variable")
+		assert.Contains(t, err.Error(), memo.MaxAgeEnv, "the error names the variable")
 	}
 }
 
@@ -243,119 +237,6 @@ func TestTheMemoRefusesMisuse(t *testing.T) {
 	assert.Contains(t, err.Error(), "evidence exceed the limit")
 }
 
-// testMemo is a store of the plugin MOCK's records in dir, for module.
-func testMemo(dir string, module string, maxBytes int, now func() time.Time) *memoStore {
-	return &memoStore{cache: modulecache.Dir(dir), prefix: "MOCK", module: sha256.Sum256([]byte(module)), maxAge: time.Hour,
-		maxBytes: maxBytes, now: now, log: slog.New(slog.DiscardHandler)}
-}
-
-func key(s string) memoKey { return sha256.Sum256([]byte(s)) }
-
-// The records are a cache: a file of another module, another format or no records at all is
-// replaced, never an error, and a write that cannot happen is only a warning.
-func TestTheMemoFileIsACache(t *testing.T) {
-	dir := t.TempDir()
-	m := testMemo(dir, "module a", DefaultMemoMaxBytes, time.Now)
-	require.Nil(t, m.check("uid", key("k")))
-	m.record("uid", key("k"), []byte(`{"notes":["x"]}`))
-	require.NoError(t, m.save())
-
-	same := testMemo(dir, "module a", DefaultMemoMaxBytes, time.Now)
-	hit := same.check("uid", key("k"))
-	require.NotNil(t, hit)
-	assert.JSONEq(t, `{"notes":["x"]}`, string(hit.result))
-	assert.Nil(t, same.check("uid", key("other key")))
-
-	upgraded := testMemo(dir, "module b", DefaultMemoMaxBytes, time.Now)
-	assert.Nil(t, upgraded.check("uid", key("k")), "another module's records never match")
-	require.NoError(t, upgraded.save())
-	b, err := os.ReadFile(m.path())
-	require.NoError(t, err)
-	assert.NotContains(t, string(b), "uid", "and are dropped")
-
-	for _, garbage := range []string{"not a memo", ""} {
-		require.NoError(t, os.WriteFile(m.path(), []byte(garbage), 0o644))
-		garbled := testMemo(dir, "module a", DefaultMemoMaxBytes, time.Now)
-		assert.Nil(t, garbled.check("uid", key("k")))
-	}
-	// Records that pass the file's check but do not decode are no records either.
-	require.NoError(t, modulecache.Dir(dir).Write(modulecache.Memo, "MOCK", sha256.Sum256([]byte("module a")), []byte{5, 1}))
-	assert.Nil(t, testMemo(dir, "module a", DefaultMemoMaxBytes, time.Now).check("uid", key("k")))
-
-	// Keys differ whenever any part differs, including where one part ends and the next begins.
-	k := func(entry string, input string, ev ...string) memoKey {
-		return m.key(entry, []byte(input), len(ev), func(i int) []byte { return []byte(ev[i]) })
-	}
-	keys := []memoKey{k("reconcile", "in", "ab"), k("reconcile", "in", "a", "b"), k("reconcile", "ina", "b"),
-		k("reconcile", "in"), k("delete", "in", "ab"), k("reconcile", "in", "ab", "")}
-	seen := map[memoKey]bool{}
-	for _, key := range keys {
-		assert.False(t, seen[key], "two different inputs share a key")
-		seen[key] = true
-	}
-}
-
-// The records live in the pod's cache volume and are read whole every run: a result past the
-// per-CR bound is never recorded, and past the bound in all the oldest records go first, so the
-// file never exceeds its bound whatever the plugin returns; a file larger than the bound (a
-// lowered bound, or not the host's) is no records.
-func TestTheMemoIsBoundedInBytes(t *testing.T) {
-	dir := t.TempDir()
-	clock := time.Unix(1_000_000, 0)
-	now := func() time.Time { return clock }
-	const bound = 256 << 10
-	m := testMemo(dir, "module a", bound, now)
-	m.record("huge", key("k"), make([]byte, maxMemoResult+1))
-	assert.Nil(t, m.check("huge", key("k")), "a result past the per-CR bound is not recorded")
-	m.record("long", key("k"), []byte("{}"))
-	m.record("long", key("k"), make([]byte, maxMemoResult+1))
-	assert.Nil(t, m.check("long", key("k")), "and takes the CR's older record with it")
-
-	result := make([]byte, 16<<10)
-	for i := range 40 { // 640 KiB of results for a 256 KiB bound
-		clock = clock.Add(time.Second)
-		m.record(fmt.Sprint("cr-", i), key("k"), result)
-	}
-	require.NoError(t, m.save())
-	st, err := os.Stat(m.path())
-	require.NoError(t, err)
-	assert.LessOrEqual(t, st.Size(), int64(bound+128), "the file stays within its bound (and the cache's header)")
-
-	again := testMemo(dir, "module a", bound, now)
-	var kept []int
-	for i := range 40 {
-		if again.check(fmt.Sprint("cr-", i), key("k")) != nil {
-			kept = append(kept, i)
-		}
-	}
-	require.Greater(t, len(kept), 10)
-	assert.Less(t, len(kept), 16)
-	assert.Equal(t, 40-len(kept), kept[0], "the newest records are kept: %v", kept)
-
-	smaller := testMemo(dir, "module a", 64<<10, now)
-	assert.Nil(t, smaller.check("cr-39", key("k")), "a file past the bound is no records")
-}
-
-// A record dated after now is never used (a clock set back, or a file not written here): the
-// maximum age counts from when a full reconcile verified the CR, which must have been before now.
-func TestARecordFromTheFutureIsNeverUsed(t *testing.T) {
-	dir := t.TempDir()
-	clock := time.Unix(2_000_000, 0)
-	m := testMemo(dir, "module a", DefaultMemoMaxBytes, func() time.Time { return clock })
-	m.record("uid", key("k"), []byte("{}"))
-	require.NoError(t, m.save())
-	clock = clock.Add(-time.Minute)
-	past := testMemo(dir, "module a", DefaultMemoMaxBytes, func() time.Time { return clock })
-	assert.Nil(t, past.check("uid", key("k")), "made a minute after now")
-	past.forget("other") // loads and marks nothing
-	past.record("other", key("k"), []byte("{}"))
-	require.NoError(t, past.save())
-	again := testMemo(dir, "module a", DefaultMemoMaxBytes, func() time.Time { return clock.Add(time.Second) })
-	assert.NotNil(t, again.check("other", key("k")))
-	clock = clock.Add(2 * time.Minute)
-	assert.Nil(t, again.check("uid", key("k")), "the future record was dropped at the last save")
-}
-
 // The unchanged call's host-side cost does not grow with the guest's memory: the number of
 // pieces is bounded before any is read (a count whose pairs would span 4 GiB, which a 32-bit
 // product wraps to nothing, included), and the pieces are hashed where they are.
@@ -368,7 +249,7 @@ func TestTheUnchangedCallIsBounded(t *testing.T) {
 	cache, err := p.NewCache(ctx)
 	require.NoError(t, err)
 	defer cache.Close(ctx)
-	for _, count := range []uint32{1 << 29, maxMemoPieces + 1} {
+	for _, count := range []uint32{1 << 29, memo.MaxPieces + 1} {
 		_, err = p.Reconcile(ctx, &fakeSession{}, cache, crRequest("a", map[string]any{"mode": "evidence-count", "count": count}))
 		var ce *CallError
 		require.ErrorAs(t, err, &ce, "count %d", count)
@@ -378,7 +259,7 @@ func TestTheUnchangedCallIsBounded(t *testing.T) {
 	cache, err = p.NewCache(ctx)
 	require.NoError(t, err)
 	defer cache.Close(ctx)
-	res, err := p.Reconcile(ctx, &fakeSession{}, cache, crRequest("a", map[string]any{"mode": "evidence-pieces", "count": maxMemoPieces}))
+	res, err := p.Reconcile(ctx, &fakeSession{}, cache, crRequest("a", map[string]any{"mode": "evidence-pieces", "count": memo.MaxPieces}))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"hit 0"}, res.Notes, "the most pieces a call may pass")
 
@@ -410,73 +291,4 @@ func TestBulkCopiesCarryWholeMessages(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{strconv.Itoa(n)}, res.Notes, "a %d-byte answer", n)
 	}
-}
-
-// memoChildEnv holds "<dir>,<result bytes>,<records>": the child records that many results of
-// that size in one plugin's memo, saves it, loads it again in a second store as the next run
-// does, answers every record, records them all again and saves, then reports its peak RSS.
-const memoChildEnv = "OPENSTACK_SYNC_TEST_MEMO_CHILD"
-
-func memoChild(spec string) int {
-	defer printPeakRSS()
-	parts := strings.Split(spec, ",")
-	size, _ := strconv.Atoi(parts[1])
-	n, _ := strconv.Atoi(parts[2])
-	result := make([]byte, size)
-	for run := range 2 {
-		m := testMemo(parts[0], "module a", DefaultMemoMaxBytes, time.Now)
-		for i := range n {
-			m.check(fmt.Sprint("cr-", i), key("k"))
-			m.record(fmt.Sprint("cr-", i), key(fmt.Sprint("k", run)), result)
-		}
-		if err := m.save(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-	return 0
-}
-
-// The memo's cost to the hook's memory is bounded by its bound in bytes, whatever the plugin
-// returns and however many CRs it has: a run that reads the records, answers them and writes them
-// again holds at most MemoMemoryFactor times the bound over an idle process (measured: 200 CRs of
-// 1 MiB results once took a process to 1.1 GB).
-func TestTheMemoStaysWithinItsMemoryBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a process per case")
-	}
-	run := func(size, n int, limit int64) int64 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%d", memoChildEnv, t.TempDir(), size, n))
-		if limit > 0 {
-			// As the chart runs the hook (GOMEMLIMIT, charts/…/_helpers.tpl): what is measured is
-			// what the memo holds, not the garbage a collector starved of CPU has not yet freed
-			// (a loaded machine once took the 60 KiB case from 40 to 64 MiB).
-			cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dB", limit))
-		}
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		return peakRSS(cmd, string(out))
-	}
-	base := run(0, 0, 0)
-	for _, c := range []struct{ size, n int }{{1 << 20, 200}, {60 << 10, 1000}, {200, 50_000}} {
-		bound := base + MemoMemoryFactor*DefaultMemoMaxBytes
-		rss := run(c.size, c.n, MemoMemoryFactor*DefaultMemoMaxBytes)
-		t.Logf("%d records of %d bytes: peak RSS %d MiB, bound %d MiB (idle %d MiB)", c.n, c.size, rss>>20, bound>>20, base>>20)
-		assert.LessOrEqual(t, rss, bound, "%d records of %d bytes", c.n, c.size)
-	}
-}
-
-// The pieces of evidence are bounded whatever carries them (the native build's frames included),
-// before any is read.
-func TestTheMemoRefusesTooManyPieces(t *testing.T) {
-	ci := &callInfo{entry: EntryReconcile, memo: &memoCall{store: testMemo(t.TempDir(), "module a", DefaultMemoMaxBytes, time.Now), uid: "u"}}
-	read := 0
-	_, err := ci.unchanged(maxMemoPieces+1, func(int) []byte { read++; return nil })
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "1025 pieces of evidence exceed the limit of 1024")
-	assert.Zero(t, read, "no piece was read")
-	hit, err := ci.unchanged(maxMemoPieces, func(int) []byte { return []byte("x") })
-	require.NoError(t, err)
-	assert.False(t, hit)
 }

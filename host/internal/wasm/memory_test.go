@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/memo"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
@@ -169,8 +170,8 @@ func TestChartMemoryValuesCoverTheHostsBound(t *testing.T) {
 	// The load bound of "Bounded load" for a module of 5 MB (the plugins here are 3.5-4.2 MB),
 	// over the ~15 MiB of a process loading the smallest module.
 	assert.GreaterOrEqual(t, values.Memory.LoadMiB<<20, int64(16<<20+5<<20*loadBytesPerModuleByte+loadFixedBudget), "memory.loadMiB")
-	assert.GreaterOrEqual(t, values.Memory.MemoMemoryFactor, int64(MemoMemoryFactor), "memory.memoMemoryFactor")
-	assert.Equal(t, int64(DefaultMemoMaxBytes>>20), values.CompilationCache.MemoMaxMiB, "compilationCache.memoMaxMiB is the host's default")
+	assert.GreaterOrEqual(t, values.Memory.MemoMemoryFactor, int64(memo.MemoryFactor), "memory.memoMemoryFactor")
+	assert.Equal(t, int64(memo.DefaultMaxBytes>>20), values.CompilationCache.MemoMaxMiB, "compilationCache.memoMaxMiB is the host's default")
 
 	helpers, err := os.ReadFile(chart + "templates/_helpers.tpl")
 	require.NoError(t, err)
@@ -178,6 +179,6 @@ func TestChartMemoryValuesCoverTheHostsBound(t *testing.T) {
 		"the chart assumes the host's default pool size")
 	assert.Contains(t, string(helpers), fmt.Sprintf("$limits.memoryMiB | default %d", DefaultMemoryLimitPages/16),
 		"the chart assumes the host's default memory limit")
-	assert.Contains(t, string(helpers), fmt.Sprintf("$cc.memoMaxMiB | default %d", DefaultMemoMaxBytes>>20),
+	assert.Contains(t, string(helpers), fmt.Sprintf("$cc.memoMaxMiB | default %d", memo.DefaultMaxBytes>>20),
 		"the chart assumes the host's default memo bound")
 }

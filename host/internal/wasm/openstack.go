@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // userSignatures are the host functions of extism:host/user (docs/abi.md).
@@ -98,10 +98,8 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 		return refuse(abi.KindInvalidRequest, true, "openstack_request: decoding the request: %v", err)
 	}
 	req.Method = strings.ToUpper(req.Method)
-	if ci.memo != nil && memoWrites(req.Method) {
-		// Even a refused write means the plugin saw something to change.
-		ci.memo.wrote = true
-	}
+	// Even a refused write means the plugin saw something to change.
+	ci.memo.c().Request(req.Method)
 	switch {
 	case req.Service == "":
 		return refuse(abi.KindInvalidRequest, true, "openstack_request: service is empty")

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/memo"
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
@@ -107,11 +108,13 @@ type Options struct {
 	// directory.
 	MemoDir string
 	// MemoMaxAge is the oldest record that may stand in for a full reconcile; default
-	// DefaultMemoMaxAge, or $OPENSTACK_SYNC_MEMO_MAX_AGE ("0" turns the memo off).
+	// memo.DefaultMaxAge, or $OPENSTACK_SYNC_MEMO_MAX_AGE ("0" turns the memo off).
 	MemoMaxAge time.Duration
 	// MemoMaxBytes bounds the plugin's records in the cache directory; default
-	// DefaultMemoMaxBytes, or $OPENSTACK_SYNC_MEMO_MAX_MIB.
+	// memo.DefaultMaxBytes, or $OPENSTACK_SYNC_MEMO_MAX_MIB.
 	MemoMaxBytes int
+	// Now is the clock the memo dates and ages its records by; time.Now when nil.
+	Now func() time.Time
 	// Environ lists the environment, for the memo's digest of the plugin's configuration (every
 	// <PREFIX>_* variable); default os.Environ.
 	Environ func() []string
@@ -177,21 +180,21 @@ func (o Options) fromEnv() (Options, error) {
 		}
 		o.Concurrency = n
 	}
-	if v, ok := o.LookupEnv(MemoMaxAgeEnv); ok && o.MemoMaxAge == 0 {
+	if v, ok := o.LookupEnv(memo.MaxAgeEnv); ok && o.MemoMaxAge == 0 {
 		// Off is negative, so the zero value keeps meaning "the default".
 		d := time.Duration(-1)
 		if t := strings.TrimSpace(v); t != "0" {
 			var err error
 			if d, err = time.ParseDuration(t); err != nil || d <= 0 {
-				return o, fmt.Errorf("%s must be a positive duration such as 24h, or 0 to turn the memo off, got %q", MemoMaxAgeEnv, v)
+				return o, fmt.Errorf("%s must be a positive duration such as 24h, or 0 to turn the memo off, got %q", memo.MaxAgeEnv, v)
 			}
 		}
 		o.MemoMaxAge = d
 	}
-	if v, ok := o.LookupEnv(MemoMaxMiBEnv); ok && o.MemoMaxBytes == 0 {
+	if v, ok := o.LookupEnv(memo.MaxMiBEnv); ok && o.MemoMaxBytes == 0 {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 || n > 1024 {
-			return o, fmt.Errorf("%s must be an integer number of MiB between 1 and 1024, got %q", MemoMaxMiBEnv, v)
+			return o, fmt.Errorf("%s must be an integer number of MiB between 1 and 1024, got %q", memo.MaxMiBEnv, v)
 		}
 		o.MemoMaxBytes = n << 20
 	}
@@ -239,10 +242,10 @@ func (o Options) withDefaults() Options {
 		o.KernelMemoryBytes = DefaultKernelMemoryBytes
 	}
 	if o.MemoMaxAge == 0 {
-		o.MemoMaxAge = DefaultMemoMaxAge
+		o.MemoMaxAge = memo.DefaultMaxAge
 	}
 	if o.MemoMaxBytes <= 0 {
-		o.MemoMaxBytes = DefaultMemoMaxBytes
+		o.MemoMaxBytes = memo.DefaultMaxBytes
 	}
 	if o.Environ == nil {
 		o.Environ = os.Environ

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // Sources outside OpenStack (docs/abi.md section 8): the plugin declares each source it reads, by
@@ -99,9 +99,7 @@ func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []by
 		return refuse(abi.KindInvalidRequest, true, "source_request: decoding the request: %v", err)
 	}
 	req.Method = strings.ToUpper(req.Method)
-	if ci.memo != nil && memoWrites(req.Method) {
-		ci.memo.wrote = true
-	}
+	ci.memo.c().Request(req.Method)
 	switch {
 	case req.Source == "":
 		return refuse(abi.KindInvalidRequest, true, "source_request: source is empty")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/memo"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 )
 
@@ -65,9 +66,9 @@ func blockWrite(ctx context.Context, m api.Module, st []uint64) {
 // nor with n, which is bounded before anything is read.
 func (p *Plugin) unchangedCall(ctx context.Context, m api.Module, st []uint64) {
 	n := uint64(uint32(st[1]))
-	if n > maxMemoPieces {
+	if n > memo.MaxPieces {
 		panic(&kernel.Fault{Module: UserModule, Func: fnUnchanged,
-			Msg: fmt.Sprintf("%d pieces of evidence exceed the limit of %d", n, maxMemoPieces)})
+			Msg: fmt.Sprintf("%d pieces of evidence exceed the limit of %d", n, memo.MaxPieces)})
 	}
 	pairs := guestSpan(m, fnUnchanged, uint32(st[0]), uint32(n*8))
 	piece := func(i int) []byte {
