@@ -208,6 +208,8 @@ func decodeReconcileMembers(input []byte, msg *reconcileMessage, skipStatus bool
 			err = decodeJSON(raw, &msg.Object, false)
 		case "spec":
 			msg.Spec = json.RawMessage(raw[:len(raw):len(raw)])
+		case "credentials":
+			err = decodeJSON(raw, &msg.Credentials, false)
 		case "status":
 			if skipStatus {
 				break

@@ -30,6 +30,7 @@ func checkSameAsJSON(t *testing.T, input []byte) {
 	assert.Equal(t, want.Object, got.Object, "%q", input)
 	assert.Equal(t, string(want.Spec), string(got.Spec), "%q", input)
 	assert.Equal(t, want.Status, got.Status, "%q", input)
+	assert.Equal(t, want.Credentials, got.Credentials, "%q", input)
 	// A plugin that declared SkipStatus gets the same message without the status.
 	var skipped reconcileMessage
 	require.NoError(t, decodeReconcile(input, &skipped, true), "%q", input)
@@ -48,6 +49,16 @@ func TestDecodeReconcileMatchesEncodingJSON(t *testing.T) {
 	for _, c := range cases {
 		checkSameAsJSON(t, []byte(c))
 	}
+}
+
+// A per-group plugin's input names its credential group, and the PDK's own decoder reads it.
+func TestDecodeReconcileReadsTheCredentials(t *testing.T) {
+	slow := slowDecodes.Load()
+	var msg reconcileMessage
+	require.NoError(t, decodeReconcile([]byte(`{"abi_version":1,"object":{"kind":"K","name":"a"},"spec":{},`+
+		`"credentials":{"namespace":"team-a","secret_name":"s1","cloud_name":"c1"}}`), &msg, true))
+	assert.Equal(t, Credentials{Namespace: "team-a", SecretName: "s1", CloudName: "c1"}, msg.Credentials)
+	assert.Equal(t, slow, slowDecodes.Load(), "without encoding/json")
 }
 
 func TestDecodeReconcileKeepsTheSpecInPlace(t *testing.T) {

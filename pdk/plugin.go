@@ -154,6 +154,11 @@ type ProfileMetadata struct {
 	// default), e.g. for a plugin whose resources carry an ownership marker, and so are pruned,
 	// only under the original operator's identifiers.
 	Cleanup Cleanup `json:"cleanup"`
+	// PruneScope, when set, replaces Metadata.PruneScope under the profile: a plugin whose own
+	// marker records the credential group prunes per group, and under a profile whose marker
+	// cannot (the original operator's, written exactly as the original writes it) declares
+	// PruneScopeAll here.
+	PruneScope PruneScope `json:"prune_scope,omitempty"`
 }
 
 // MaxStatusKeys bounds Metadata.StatusKeys.
@@ -219,13 +224,18 @@ type Object struct {
 func (o Object) String() string { return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name) }
 
 // ReconcileRequest is everything a plugin learns about one CR. Spec never holds
-// cloudCredentialsRef: plugins do not see which credentials they act with.
+// cloudCredentialsRef: plugins do not see the credentials they act with.
 type ReconcileRequest struct {
 	Object Object `json:"object"`
 	// Spec is the CR's spec as JSON; decode it with DecodeSpec.
 	Spec json.RawMessage `json:"spec"`
 	// Status is the CR's current status (may be nil; always nil with Metadata.SkipStatus).
 	Status map[string]any `json:"status,omitempty"`
+	// Credentials names the CR's credential group (names only), as PruneRequest does: set when
+	// the plugin prunes per group under the hook's profile (Metadata.PruneScope, a profile's
+	// PruneScope), so that its reconcile can write the group into the ownership marker its
+	// prune reads; the zero value otherwise.
+	Credentials Credentials `json:"credentials,omitzero"`
 }
 
 // DecodeSpec decodes the CR's spec into v (a pointer to the author's spec struct). A field the
@@ -242,7 +252,8 @@ func (r *ReconcileRequest) DecodeSpec(v any) error {
 	return nil
 }
 
-// Credentials names the credential group being pruned (names only, never secret material).
+// Credentials names a credential group: the CR's own in a ReconcileRequest, the one being pruned
+// in a PruneRequest (names only, never secret material).
 type Credentials struct {
 	Namespace  string `json:"namespace"`
 	SecretName string `json:"secret_name"`
@@ -389,14 +400,20 @@ func validate(p *Plugin) error {
 	if !m.Probe && (p.WaitForAPI == nil || p.Reconcile == nil) {
 		return fmt.Errorf("plugin %q: WaitForAPI and Reconcile are required", m.Name)
 	}
-	switch m.PruneScope {
-	case "", PruneScopeAll:
-	case PruneScopeGroup:
-		if p.Prune == nil {
-			return fmt.Errorf("plugin %q: prune scope %s needs a Prune handler", m.Name, m.PruneScope)
+	scopes := []PruneScope{m.PruneScope}
+	for _, pm := range m.Profiles {
+		scopes = append(scopes, pm.PruneScope)
+	}
+	for _, scope := range scopes {
+		switch scope {
+		case "", PruneScopeAll:
+		case PruneScopeGroup:
+			if p.Prune == nil {
+				return fmt.Errorf("plugin %q: prune scope %s needs a Prune handler", m.Name, scope)
+			}
+		default:
+			return fmt.Errorf("plugin %q: unknown prune scope %q", m.Name, scope)
 		}
-	default:
-		return fmt.Errorf("plugin %q: unknown prune scope %q", m.Name, m.PruneScope)
 	}
 	policies := []CleanupPolicy{m.Cleanup.WhenPrune, m.Cleanup.WhenNoPrune}
 	for _, pm := range m.Profiles {

@@ -27,6 +27,9 @@ type CR struct {
 	Status map[string]any
 	// Plugin is the plugin to run; nil is the registered one.
 	Plugin *pdk.Plugin
+	// Credentials names the CR's credential group, which the host sends a plugin that prunes per
+	// group (pdk.ReconcileRequest.Credentials).
+	Credentials pdk.Credentials
 }
 
 func (cr *CR) plugin() (*pdk.Plugin, error) {
@@ -46,7 +49,7 @@ func (cr *CR) request(p *pdk.Plugin) (*pdk.ReconcileRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pdktest.CR: encoding spec: %w", err)
 	}
-	req := &pdk.ReconcileRequest{Object: cr.Object, Spec: raw}
+	req := &pdk.ReconcileRequest{Object: cr.Object, Spec: raw, Credentials: groupFor(p, cr.Credentials)}
 	switch {
 	case p.Metadata.SkipStatus || len(cr.Status) == 0:
 	case len(p.Metadata.StatusKeys) > 0:
@@ -154,6 +157,27 @@ func cloneStatus(m map[string]any) map[string]any {
 	return out
 }
 
+// Group is the credential group pdktest's requests name: every prune's, and every reconcile's of
+// a plugin that prunes per group (under any profile) unless the CR names its own
+// (CR.Credentials), as a host sends it under a profile where the plugin prunes per group.
+var Group = pdk.Credentials{Namespace: "pdktest", SecretName: "clouds", CloudName: "pdktest"}
+
+// groupFor is the credential group of a reconcile request of p: c, or Group when c is unset and p
+// prunes per group under some profile (a plugin recording the group in its marker needs one).
+func groupFor(p *pdk.Plugin, c pdk.Credentials) pdk.Credentials {
+	if c != (pdk.Credentials{}) {
+		return c
+	}
+	perGroup := p.Metadata.PruneScope == pdk.PruneScopeGroup
+	for _, pm := range p.Metadata.Profiles {
+		perGroup = perGroup || pm.PruneScope == pdk.PruneScopeGroup
+	}
+	if perGroup {
+		return Group
+	}
+	return c
+}
+
 // Prune runs the Prune of p (nil: the registered plugin) with the specs of the live CRs (any
 // JSON-marshallable values) as the host sends them; authoritativeEmpty says that an empty set
 // really means nothing is wanted.
@@ -164,8 +188,7 @@ func Prune(ctx *pdk.Context, p *pdk.Plugin, specs []any, authoritativeEmpty bool
 	if p == nil || p.Prune == nil {
 		return fmt.Errorf("pdktest.Prune: the plugin has no Prune handler")
 	}
-	req := &pdk.PruneRequest{AuthoritativeEmpty: authoritativeEmpty && len(specs) == 0,
-		Credentials: pdk.Credentials{Namespace: "pdktest", SecretName: "clouds", CloudName: "pdktest"}}
+	req := &pdk.PruneRequest{AuthoritativeEmpty: authoritativeEmpty && len(specs) == 0, Credentials: Group}
 	for _, s := range specs {
 		raw, err := json.Marshal(s)
 		if err != nil {

@@ -328,7 +328,7 @@ func Reconcile(ctx *pdk.Context, p *pdk.Plugin, obj pdk.Object, spec any) (*pdk.
 	if err != nil {
 		return nil, fmt.Errorf("pdktest.Reconcile: encoding spec: %w", err)
 	}
-	return p.Reconcile(ctx, &pdk.ReconcileRequest{Object: obj, Spec: raw})
+	return p.Reconcile(ctx, &pdk.ReconcileRequest{Object: obj, Spec: raw, Credentials: groupFor(p, pdk.Credentials{})})
 }
 
 // ReportConvergedRequests runs reconcileGroup once per benchmark iteration with h's record reset,

@@ -108,6 +108,9 @@ type ReconcileRequest struct {
 	Spec   map[string]any
 	// Status is the CR's current status as read from the binding context (may be nil).
 	Status map[string]any
+	// Credentials is the CR's credential group (names only), which a plugin that prunes per
+	// group records in its ownership marker (docs/contract.md §7.1).
+	Credentials Credentials
 }
 
 // Result is a successful reconcile.

@@ -403,7 +403,7 @@ func (rn *Runner) reconcileCR(ctx context.Context, s plugin.Session, cache plugi
 	var res plugin.Result
 	defer func() { rn.observeReconcile(failures, terminal, res.Lifecycle) }()
 	res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
-		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
+		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status, Credentials: cr.Credentials,
 	})
 	if err != nil {
 		rn.crLog(cr).Error(MsgReconcileFailed, "name", cr.Display(), "error", status.Text(err.Error()))
@@ -507,7 +507,8 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 		for _, cr := range group {
 			clog := rn.crLog(cr)
 			own := &crDeletes{Session: counted.session()}
-			res, err := d.Delete(ctx, own, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status})
+			res, err := d.Delete(ctx, own, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
+				Credentials: cr.Credentials})
 			rn.observeDelete(ctx, cr, res.Lifecycle, err)
 			if err != nil {
 				failed++

@@ -83,6 +83,8 @@ type cleanupMessage struct {
 type profileMessage struct {
 	// Cleanup replaces the metadata's cleanup under the profile.
 	Cleanup cleanupMessage `json:"cleanup"`
+	// PruneScope, when set, replaces the metadata's under the profile.
+	PruneScope string `json:"prune_scope,omitempty"`
 }
 
 // maxStatusKeys bounds metadata status_keys.
@@ -153,6 +155,9 @@ type reconcileMessage struct {
 	Object     objectMessage  `json:"object"`
 	Spec       map[string]any `json:"spec"`
 	Status     map[string]any `json:"status,omitempty"`
+	// Credentials names the CR's credential group, sent only to a plugin that prunes per group
+	// under the hook's profile (its ownership marker records the group).
+	Credentials *credentialsMessage `json:"credentials,omitempty"`
 }
 
 type resultMessage struct {
@@ -316,6 +321,15 @@ func (m *metadataMessage) cleanupPolicies() (whenPrune, whenNoPrune plugin.Clean
 		}
 	}
 	return m.policiesOf("cleanup", m.Cleanup)
+}
+
+// pruneScopeFor is the prune scope under profile p: the profile's own when it declares one, else
+// the metadata's. Call it only on checked metadata.
+func (m *metadataMessage) pruneScopeFor(p profile.Profile) string {
+	if pm, ok := m.Profiles[p.String()]; ok && pm.PruneScope != "" {
+		return pm.PruneScope
+	}
+	return m.PruneScope
 }
 
 // cleanupFor is the policy per PRUNE setting under profile p: its own section when the plugin

@@ -156,9 +156,15 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 		log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
 	// Only what the plugin reads: decoding the rest was most of a converged CR's input.
 	status := p.declared.statusFor(req.Status)
-	input, err := json.Marshal(reconcileMessage{ABIVersion: ABIVersion, Object: objectMessage{
+	msg := reconcileMessage{ABIVersion: ABIVersion, Object: objectMessage{
 		APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID,
-		Generation: obj.Generation}, Spec: req.Spec, Status: status})
+		Generation: obj.Generation}, Spec: req.Spec, Status: status}
+	if p.meta.PrunePerGroup {
+		// Its ownership marker records the group, so its reconcile must know which it writes.
+		c := req.Credentials
+		msg.Credentials = &credentialsMessage{Namespace: c.Namespace, SecretName: c.SecretName, CloudName: c.CloudName}
+	}
+	input, err := json.Marshal(msg)
 	if err != nil {
 		return plugin.Result{}, fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, entry, err)
 	}

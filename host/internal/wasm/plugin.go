@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -9,7 +10,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"runtime/debug"
+	"slices"
 	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
@@ -146,7 +149,13 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 		record, recorded = p.recordedMetadata(cache, digest)
 	}
 	if record != nil && o.KnownMetadata != nil {
-		o.KnownMetadata(recorded.metadata())
+		// As useMetadata will make it: under the hook's profile (a bad value is refused there).
+		prefix := cmp.Or(o.EnvPrefix, recorded.EnvPrefix)
+		if prof, err := profile.Parse(lookupOr(o.LookupEnv, prefix+"_"+profile.Variable)); err == nil {
+			meta := recorded.metadata()
+			meta.PrunePerGroup = recorded.pruneScopeFor(prof) == PruneScopeGroup
+			o.KnownMetadata(meta)
+		}
 	}
 	// A module this node loaded before was shaped then (shaped.go): its shaped bytes are mapped
 	// from the cache, and kept mapped only until the compile has read them.
@@ -328,6 +337,9 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 		return &LoadError{Path: p.path, Reason: prefix + "_" + profile.Variable + " is invalid", Err: err}
 	}
 	p.whenPrune, p.whenNoPrune = m.cleanupFor(prof)
+	// So may the prune scope: a plugin whose own marker records the credential group prunes per
+	// group, but not under a profile whose marker is the original operator's, which records none.
+	p.meta.PrunePerGroup = m.pruneScopeFor(prof) == PruneScopeGroup
 	operator := p.opts.Grants
 	if operator == nil {
 		// A set but empty variable is refused, not ignored: ignoring it would leave the plugin
@@ -380,11 +392,17 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	if _, _, err := m.cleanupPolicies(); err != nil {
 		return nil, refuse("%v", err)
 	}
-	switch {
-	case m.PruneScope != "" && m.PruneScope != PruneScopeAll && m.PruneScope != PruneScopeGroup:
-		return nil, refuse("prune_scope is %q; want %q, %q or absent", cut(m.PruneScope), PruneScopeAll, PruneScopeGroup)
-	case m.PruneScope == PruneScopeGroup && !m.HasPrune:
-		return nil, refuse("prune_scope is %q but the plugin has no prune step", PruneScopeGroup)
+	scopes := map[string]string{"prune_scope": m.PruneScope}
+	for name, pm := range m.Profiles {
+		scopes["profiles."+name+".prune_scope"] = pm.PruneScope
+	}
+	for _, field := range slices.Sorted(maps.Keys(scopes)) {
+		switch scope := scopes[field]; {
+		case scope != "" && scope != PruneScopeAll && scope != PruneScopeGroup:
+			return nil, refuse("%s is %q; want %q, %q or absent", field, cut(scope), PruneScopeAll, PruneScopeGroup)
+		case scope == PruneScopeGroup && !m.HasPrune:
+			return nil, refuse("%s is %q but the plugin has no prune step", field, PruneScopeGroup)
+		}
 	}
 	if err := grant.Validate(m.Grants); err != nil {
 		return nil, refuse("grants: %v", err)

@@ -136,6 +136,9 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 	case "config":
 		v, ok := ctx.Config(s.Name)
 		return &pdk.Result{Notes: []string{fmt.Sprintf("%s=%q %v", s.Name, v, ok)}}, nil
+	case "credentials":
+		c := req.Credentials
+		return &pdk.Result{Notes: []string{c.Namespace + "/" + c.SecretName + "/" + c.CloudName}}, nil
 	}
 	n, _ := ctx.Cache()["count"].(int)
 	n++
@@ -178,6 +181,9 @@ func init() {
 			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET", "POST"},
 				Paths: []string{"v2.0/things", "v2.0/things/*"}}},
 			Cleanup: pdk.Cleanup{WhenNoPrune: pdk.CleanupBestEffortPrune},
+			// Per group under the other profile only, so the host's choice of scope by profile,
+			// and the credentials it then sends, can be seen.
+			Profiles: map[string]pdk.ProfileMetadata{"understack": {PruneScope: pdk.PruneScopeGroup}},
 		},
 		WaitForAPI: waitForAPI,
 		Reconcile:  reconcile,
