@@ -644,10 +644,11 @@ func (k *kit) badSpecs(t *part) {
 		}
 		defer cache.Close(ctx)
 		gen := int64(1)
-		// The group the session connected as: a plugin that prunes per group records it.
+		// The group of the passes' CRs (runcmd): a plugin that prunes per group records it, and
+		// fails a CR whose resource another group owns.
 		return p.Reconcile(ctx, s, cache, plugin.ReconcileRequest{Spec: spec, Object: plugin.Object{
 			APIVersion: k.APIVersion, Kind: k.Kind, Namespace: "conformance", Name: name, UID: "conformance-" + name, Generation: &gen},
-			Credentials: plugin.Credentials{Namespace: "conformance", SecretName: "clouds", CloudName: k.cloudName()}})
+			Credentials: plugin.Credentials{Namespace: "conformance", SecretName: runcmd.SecretName, CloudName: k.cloudName()}})
 	}
 	for _, v := range variants {
 		res, err := reconcile("bad", v.spec)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n runbooks and reports the
@@ -20,7 +19,7 @@ func BenchmarkConvergedGroup(b *testing.B) {
 				name := fmt.Sprintf("CUSTOM_RB_%d", i)
 				f.runbooks = append(f.runbooks, map[string]any{"uuid": fmt.Sprintf("u%d", i), "name": name, "public": true,
 					"disable_ramdisk": false, "owner": nil, "description": "", "traits": []any{name},
-					"extra": markersOf[compat.OpenStackSync].keys(),
+					"extra": mine().keys(),
 					"steps": []any{map[string]any{"interface": "raid", "step": "x", "order": 1, "args": map[string]any{}}}})
 				specs = append(specs, Spec{RunbookName: name, Public: true, Traits: []string{name},
 					Steps: []any{map[string]any{"interface": "raid", "step": "x", "order": float64(1)}}})
@@ -28,7 +27,7 @@ func BenchmarkConvergedGroup(b *testing.B) {
 			c, h := f.client(b, nil)
 			f.asked = traitsVersion
 			pdktest.ReportConvergedRequests(b, h, func() error {
-				a := api{svc: c.Microversion(traitsVersion.String()), ver: traitsVersion, known: &catalog{listAfter: defaultListAfter}, own: ownershipOf(compat.OpenStackSync)}
+				a := api{svc: c.Microversion(traitsVersion.String()), ver: traitsVersion, known: &catalog{listAfter: defaultListAfter}, own: mineOf()}
 				for _, s := range specs {
 					if _, err := reconcile(a, s); err != nil {
 						return err

@@ -217,5 +217,21 @@ func connectFake(t *testing.T, f *fakeIronic) (api, *pdktest.Host) {
 	require.NoError(t, err)
 	f.asked = ver
 	h.Reset()
-	return api{svc: c.Microversion(ver.String()), ver: ver, own: ownershipOf(compat.OpenStackSync)}, h
+	return api{svc: c.Microversion(ver.String()), ver: ver, own: mineOf()}, h
+}
+
+// mineOf is this project's ownership for pdktest's credential group (pdktest.Group), which
+// pdktest's requests name: what a reconcile under test writes and its prune deletes.
+func mineOf() ownership {
+	o := ownershipOf(compat.OpenStackSync)
+	o.Own = mine()
+	return o
+}
+
+func mine() markerSet {
+	m, err := markersOf[compat.OpenStackSync].inGroup(pdktest.Group)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -23,14 +23,14 @@ func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
 		name := fmt.Sprintf("CUSTOM_RB_%d", i)
 		uuid := fmt.Sprintf("a0000000-0000-4000-8000-%012d", i)
 		h.Bodies["GET v1/runbooks/"+name] = fmt.Appendf(nil, `{"uuid":%q,"name":%q,"public":true,"owner":null,"disable_ramdisk":false,"description":"firmware and BIOS defaults","traits":[%q],
-"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","team":"metal"},
+"extra":{"openstack-sync.io/credential-group":"metal/clouds/prod","openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","team":"metal"},
 "steps":[{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"},{"name":"ProcVirtualization","value":"Enabled"}]},"order":20},
 {"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"raid","step":"create_configuration","args":{"create_root_volume":true,"create_nonroot_volumes":false},"order":30}],
 "created_at":"2026-11-30T10:00:00+00:00","updated_at":null,"links":[{"href":"http://ironic/v1/runbooks/%s","rel":"self"},{"href":"http://ironic/runbooks/%s","rel":"bookmark"}]}`,
 			uuid, name, name, uuid, uuid)
 		items = append(items, h.Bodies["GET v1/runbooks/"+name])
 		inputs = append(inputs, fmt.Appendf(nil, `{"abi_version":1,"object":{"api_version":"openstack-sync.io/v1alpha1","kind":"IronicRunbook","namespace":"metal","name":"rb-%d","uid":"0a1b2c3d-0000-4000-8000-%012d","generation":3},
-"spec":{"runbookName":%q,"description":"firmware and BIOS defaults","public":true,"traits":[%q],"extra":{"team":"metal"},
+"credentials":{"namespace":"metal","secret_name":"clouds","cloud_name":"prod"},"spec":{"runbookName":%q,"description":"firmware and BIOS defaults","public":true,"traits":[%q],"extra":{"team":"metal"},
 "steps":[{"interface":"management","step":"clear_job_queue","order":10},{"interface":"bios","step":"apply_configuration","order":"20","args":{"settings":[{"name":"LogicalProc","value":"Enabled"},{"name":"ProcVirtualization","value":"Enabled"}]}},
 {"interface":"raid","step":"create_configuration","order":30,"args":{"create_root_volume":true,"create_nonroot_volumes":false}}]},
 "status":{"syncStatus":"Synced","observedGeneration":3,"lastSyncTime":"2026-12-01T01:00:00Z","conditions":[{"type":"Ready","status":"True","reason":"Synced","message":"Successfully reconciled ironic runbook","observedGeneration":3,"lastTransitionTime":"2026-11-30T10:00:00Z"}]}}`,

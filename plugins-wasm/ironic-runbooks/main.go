@@ -26,6 +26,14 @@ var metadata = pdk.Metadata{
 		{Service: "baremetal", Methods: []string{"PUT"}, Paths: []string{runbooksPath + "/*/traits"}},
 	},
 	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone},
+	// The marker records the credential group (markers.go), so each group is pruned on its own and
+	// one group's failure holds back no other group's deletions (docs/contract.md §7.1); the
+	// original's marker records none, so under its profile every group spares every group's names.
+	PruneScope: pdk.PruneScopeGroup,
+	Profiles: map[string]pdk.ProfileMetadata{
+		string(compat.Understack): {PruneScope: pdk.PruneScopeAll,
+			Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}},
+	},
 	// Runbooks are found by name, never through the CR's status: the host need not send it.
 	SkipStatus: true,
 }
@@ -114,6 +122,10 @@ func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result,
 	if err := spec.check(); err != nil {
 		return nil, invalidspec.WithReason(err)
 	}
+	own, err := groupOwnership(ctx, req.Credentials)
+	if err != nil {
+		return nil, err
+	}
 	if unchanged(ctx, spec.RunbookName) {
 		return pdk.Recorded(), nil
 	}
@@ -121,6 +133,7 @@ func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result,
 	if err != nil {
 		return nil, err
 	}
+	a.own = own
 	notes, err := reconcile(a, spec)
 	if err != nil {
 		return nil, invalidspec.WithReason(err)
@@ -162,6 +175,10 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	for i, n := range names {
 		desired[i].RunbookName = n.RunbookName
 	}
+	own, err := groupOwnership(ctx, req.Credentials)
+	if err != nil {
+		return err
+	}
 	// prune refuses this case too; checking it before connect spares the version document.
 	if len(desired) == 0 && !req.AuthoritativeEmpty {
 		ctx.Logf(pdk.LevelWarn, "skipping ironic runbook prune: no desired runbooks and the empty set is not authoritative")
@@ -171,12 +188,18 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	if err != nil {
 		return err
 	}
+	a.own = own
 	out, err := prune(a, desired, req.AuthoritativeEmpty)
 	for _, name := range out.Deleted {
 		ctx.Logf(pdk.LevelInfo, "deleted ironic runbook %s: no IronicRunbook claims it", name)
 	}
 	for _, name := range out.Unowned {
 		ctx.Logf(pdk.LevelInfo, "keeping ironic runbook %s: no IronicRunbook claims it but it lacks the %s marker", name, a.own.Own.owner)
+	}
+	for _, name := range out.Ungrouped {
+		ctx.Logf(pdk.LevelWarn, "keeping ironic runbook %s: no IronicRunbook of this group claims it, but its marker records no "+
+			"credential group (written before markers did), so it may be another group's; the IronicRunbook naming it records its "+
+			"group when it reconciles, and one no CR names is left for an operator to delete", name)
 	}
 	return err
 }

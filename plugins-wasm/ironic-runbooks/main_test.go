@@ -14,7 +14,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 )
 
 var obj = pdk.Object{Kind: "IronicRunbook", Namespace: "openstack", Name: "bios"}
@@ -104,13 +103,13 @@ func TestPruneThroughThePDK(t *testing.T) {
 	f.inUse["CUSTOM_ORPHAN"] = true
 	ctx := fakeHost(t, f, nil, nil)
 	raw, _ := json.Marshal(Spec{RunbookName: "CUSTOM_BIOS_DEFAULTS"})
-	err := pdk.Registered().Prune(ctx, &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}})
+	err := pdk.Registered().Prune(ctx, &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}, Credentials: pdktest.Group})
 	require.ErrorContains(t, err, "runbooks still present: CUSTOM_ORPHAN", "an incomplete delete fails the prune so the finalizer is kept")
 	assert.NotNil(t, f.find("CUSTOM_ORPHAN"))
 	assert.NotNil(t, f.find("CUSTOM_HANDMADE"))
 
 	ctx = fakeHost(t, f, nil, nil)
-	require.NoError(t, pdk.Registered().Prune(ctx, &pdk.PruneRequest{}))
+	require.NoError(t, pdk.Registered().Prune(ctx, &pdk.PruneRequest{Credentials: pdktest.Group}))
 	assert.Empty(t, pdktest.Of(t, ctx).Requests(), "an empty, non-authoritative desired set costs nothing")
 }
 
@@ -124,7 +123,7 @@ func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
 		name := fmt.Sprintf("CUSTOM_GEN_%02d", i)
 		f.runbooks = append(f.runbooks, map[string]any{"uuid": fmt.Sprintf("c0000000-0000-4000-8000-%012d", i), "name": name,
 			"public": true, "owner": nil, "disable_ramdisk": false, "description": "", "traits": []any{},
-			"extra": markersOf[compat.OpenStackSync].keys(),
+			"extra": mine().keys(),
 			"steps": []any{map[string]any{"interface": "raid", "step": "x", "order": 1, "args": map[string]any{}}}})
 		specs = append(specs, Spec{RunbookName: name, Public: true, Steps: []any{map[string]any{"interface": "raid", "step": "x", "order": float64(1)}}})
 	}

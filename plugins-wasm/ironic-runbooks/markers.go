@@ -15,6 +15,12 @@ type markerSet struct {
 	owner, ownerValue     string
 	version, versionValue string
 	source, sourceValue   string
+	// group is the key recording the credential group that owns the runbook (compat.Group), under
+	// a profile that prunes per group; "" under the original's, whose marker records none.
+	group string
+	// groupValue is the group of the request in hand (inGroup): the one a reconcile writes and
+	// a prune deletes for.
+	groupValue string
 }
 
 // markersOf is every profile's marker (docs/migrating.md): this project's, and the original
@@ -24,6 +30,7 @@ var markersOf = map[compat.Profile]markerSet{
 		owner: "openstack-sync.io/managed-by", ownerValue: "ironic-runbooks",
 		version: "openstack-sync.io/marker-version", versionValue: "v1",
 		source: "openstack-sync.io/source", sourceValue: "IronicRunbook",
+		group: "openstack-sync.io/credential-group",
 	},
 	compat.Understack: {
 		owner: "_understack_runbook_operator", ownerValue: "managed",
@@ -32,16 +39,52 @@ var markersOf = map[compat.Profile]markerSet{
 	},
 }
 
-// keys are the marker's entries of extra.
+// keys are the marker's entries of extra: the group's too once the request named it.
 func (m markerSet) keys() map[string]any {
-	return map[string]any{m.owner: m.ownerValue, m.version: m.versionValue, m.source: m.sourceValue}
+	k := map[string]any{m.owner: m.ownerValue, m.version: m.versionValue, m.source: m.sourceValue}
+	if m.group != "" && m.groupValue != "" {
+		k[m.group] = m.groupValue
+	}
+	return k
 }
 
-// owns reports whether a runbook's extra carries the marker.
-func (m markerSet) owns(extra map[string]any) bool { return extra[m.owner] == m.ownerValue }
+// inGroup is m for the credential group of the request in hand (a no-op under a profile whose
+// marker records no group).
+func (m markerSet) inGroup(c pdk.Credentials) (markerSet, error) {
+	if m.group == "" {
+		return m, nil
+	}
+	g, err := compat.Group(c)
+	m.groupValue = g
+	return m, err
+}
+
+// marked reports whether a runbook's extra carries the profile's marker, for whichever group.
+func (m markerSet) marked(extra map[string]any) bool { return extra[m.owner] == m.ownerValue }
+
+// owns reports whether a runbook's extra carries the marker of the request's group: only such a
+// runbook is pruned.
+func (m markerSet) owns(extra map[string]any) bool {
+	return m.marked(extra) && (m.group == "" || extra[m.group] == m.groupValue)
+}
+
+// groupOf is the group a marked runbook's extra records ("" for none: one marked before markers
+// recorded their group, which the reconcile of the CR naming it brings up to date).
+func (m markerSet) groupOf(extra map[string]any) string {
+	if m.group == "" {
+		return ""
+	}
+	g, _ := extra[m.group].(string)
+	return g
+}
 
 // names are the marker's keys, for log lines and spec checks.
-func (m markerSet) names() []string { return []string{m.owner, m.version, m.source} }
+func (m markerSet) names() []string {
+	if m.group == "" {
+		return []string{m.owner, m.version, m.source}
+	}
+	return []string{m.owner, m.version, m.source, m.group}
+}
 
 func (m markerSet) String() string { return fmt.Sprintf("extra %s=%s", m.owner, m.ownerValue) }
 
@@ -67,9 +110,30 @@ func ownershipOf(p compat.Profile) ownership { return compat.OwnershipOf(p, mark
 
 func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.OwnershipFor(ctx, markersOf) }
 
-// foreign reports the error of a runbook that carries only the other profile's marker.
+// groupOwnership is the hook's profile's view for the credential group of a request: checked
+// before any request is sent.
+func groupOwnership(ctx *pdk.Context, c pdk.Credentials) (ownership, error) {
+	o, err := ownershipFor(ctx)
+	if err != nil {
+		return o, err
+	}
+	o.Own, err = o.Own.inGroup(c)
+	return o, err
+}
+
+// foreign reports the error of a runbook that carries only the other profile's marker, or this
+// profile's for another credential group.
 func foreign(o ownership, rb *runbook) error {
-	if rb == nil || o.Own.owns(rb.Extra) || !o.Other.owns(rb.Extra) {
+	switch {
+	case rb == nil:
+		return nil
+	case o.Own.marked(rb.Extra):
+		if g := o.Own.groupOf(rb.Extra); g != "" && g != o.Own.groupValue {
+			return &compat.OtherGroupError{What: fmt.Sprintf("runbook %q (%s)", rb.Name, rb.UUID), Group: g, Mine: o.Own.groupValue,
+				Marker: "extra " + o.Own.group}
+		}
+		return nil
+	case !o.Other.marked(rb.Extra):
 		return nil
 	}
 	return &compat.ForeignError{What: fmt.Sprintf("runbook %q (%s)", rb.Name, rb.UUID), Profile: o.Profile.Other(), Marker: o.Other.String()}

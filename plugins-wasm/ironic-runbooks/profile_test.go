@@ -31,7 +31,7 @@ func originalSite(t *testing.T) *fakeIronic {
 		}
 	}
 	f.runbooks = append(f.runbooks, map[string]any{"uuid": "a0000000-0000-4000-8000-000000000004", "name": "CUSTOM_OURS",
-		"public": true, "owner": nil, "traits": []any{}, "steps": []any{}, "extra": markersOf[compat.OpenStackSync].keys()},
+		"public": true, "owner": nil, "traits": []any{}, "steps": []any{}, "extra": mine().keys()},
 		map[string]any{"uuid": "a0000000-0000-4000-8000-000000000005", "name": "CUSTOM_BOTH", "public": true, "owner": nil,
 			"traits": []any{}, "steps": []any{}, "extra": swapped(understackExtra, markerSet{}, markersOf[compat.OpenStackSync])})
 	return f
@@ -147,6 +147,8 @@ func TestRemarkMovesTheMarkerInOneWrite(t *testing.T) {
 	writes := pdktest.Of(t, ctx).Writes()
 	require.Len(t, writes, 1)
 	assert.Equal(t, "PATCH", writes[0].Method)
+	// The remark names no credential group: the marker it writes records none, and the CR's next
+	// reconcile adds its group's.
 	want := markersOf[compat.OpenStackSync].keys()
 	want["ticket"] = "OPS-7"
 	assert.Equal(t, want, f.find("CUSTOM_BIOS_DEFAULTS")["extra"])
@@ -157,10 +159,20 @@ func TestRemarkMovesTheMarkerInOneWrite(t *testing.T) {
 	assert.Empty(t, res.Changes)
 	assert.Empty(t, pdktest.Of(t, ctx).Writes(), "idempotent")
 
-	// The moved runbook is converged under this project's profile: zero writes.
+	// The moved runbook's first reconcile under this project's profile records the group in the
+	// marker (one PATCH of extra); then it is converged: zero writes.
 	ctx = fakeHost(t, f, nil, nil)
 	spec := bios()
 	spec.Extra = map[string]any{"ticket": "OPS-7"}
+	_, err = pdktest.Reconcile(ctx, nil, obj, spec)
+	require.NoError(t, err)
+	writes = pdktest.Of(t, ctx).Writes()
+	require.Len(t, writes, 1)
+	assert.Equal(t, "PATCH v1/runbooks/a0000000-0000-4000-8000-000000000001", writes[0].String())
+	want = mine().keys()
+	want["ticket"] = "OPS-7"
+	assert.Equal(t, want, f.find("CUSTOM_BIOS_DEFAULTS")["extra"])
+	ctx = fakeHost(t, f, nil, nil)
 	_, err = pdktest.Reconcile(ctx, nil, obj, spec)
 	require.NoError(t, err)
 	assert.Empty(t, pdktest.Of(t, ctx).Writes())

@@ -14,6 +14,9 @@ type pruneOutcome struct {
 	Deleted []string
 	// Unowned are runbooks no CR claims that lack the profile's marker: never deleted.
 	Unowned []string
+	// Ungrouped are runbooks no CR of the group claims that carry the marker without the group
+	// a per-group prune deletes for: never deleted, they may be another group's.
+	Ungrouped []string
 }
 
 // listRaw reads every runbook, following Ironic's "next" links, and returns each one's JSON by
@@ -81,7 +84,13 @@ func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error)
 			continue
 		}
 		if !a.own.Own.owns(rb.Extra) {
-			out.Unowned = append(out.Unowned, rb.Name)
+			switch {
+			case !a.own.Own.marked(rb.Extra):
+				out.Unowned = append(out.Unowned, rb.Name)
+			case a.own.Own.groupOf(rb.Extra) == "":
+				out.Ungrouped = append(out.Ungrouped, rb.Name)
+			}
+			// Another group's: its own prune decides.
 			continue
 		}
 		if rb.UUID == "" {

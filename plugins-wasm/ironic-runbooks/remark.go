@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -37,7 +38,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 	switch {
 	case rb == nil:
 		res.Notes = append(res.Notes, fmt.Sprintf("no runbook named %s: nothing to re-mark (the CR's next reconcile creates it)", key.RunbookName))
-	case from.owns(rb.Extra):
+	case from.marked(rb.Extra):
 		if rb.UUID == "" {
 			return nil, fmt.Errorf("runbook %q came back without a uuid, so it cannot be re-marked", rb.Name)
 		}
@@ -49,7 +50,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 				return nil, fmt.Errorf("re-mark runbook %q (%s): %w", rb.Name, rb.UUID, err)
 			}
 		}
-	case to.owns(rb.Extra):
+	case to.marked(rb.Extra):
 		// Already moved (a run that stopped after the PATCH): nothing to do.
 	default:
 		res.Notes = append(res.Notes, fmt.Sprintf("ironic runbook %s (%s) carries no marker of either profile: left alone "+
@@ -60,7 +61,6 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 
 // keyList names a marker's keys for a change line.
 func keyList(m markerSet) string {
-	keys := m.names()
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m.keys()))
 	return strings.Join(keys, ",")
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
-	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -66,7 +65,7 @@ func TestReconcile(t *testing.T) {
 			},
 			writes: []string{"POST v1/runbooks", "PUT v1/runbooks/b0000000-0000-4000-8000-000000000001/traits"},
 			bodies: []string{
-				`{"description":"new one","disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","team":"metal"},"name":"CUSTOM_NEW","owner":"p-1","public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`,
+				`{"description":"new one","disable_ramdisk":false,"extra":{"openstack-sync.io/credential-group":"pdktest/clouds/pdktest","openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","team":"metal"},"name":"CUSTOM_NEW","owner":"p-1","public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`,
 				`{"traits":["CUSTOM_A","CUSTOM_B"]}`,
 			},
 		},
@@ -79,7 +78,7 @@ func TestReconcile(t *testing.T) {
 				return s
 			},
 			writes: []string{"POST v1/runbooks"},
-			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_NEW","owner":null,"public":true,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
+			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/credential-group":"pdktest/clouds/pdktest","openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_NEW","owner":null,"public":true,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
 			notes: []string{
 				"traits CUSTOM_BIOS_DEFAULTS are not applied: Ironic offers API 1.96 and runbook traits need 1.112",
 				"description is not applied: Ironic offers API 1.96 and runbook descriptions need 1.112",
@@ -125,10 +124,10 @@ func TestReconcile(t *testing.T) {
 					Steps: []any{map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "order": float64(5)}}}
 			},
 			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000002"},
-			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}}]`},
+			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/credential-group":"pdktest/clouds/pdktest","openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}}]`},
 			check: func(t *testing.T, f *fakeIronic) {
 				rb := f.find("CUSTOM_HANDMADE")
-				assert.True(t, markersOf[compat.OpenStackSync].owns(rb["extra"].(map[string]any)))
+				assert.True(t, mine().owns(rb["extra"].(map[string]any)))
 				assert.Equal(t, "p-ops", rb["owner"])
 			},
 		},
@@ -140,7 +139,7 @@ func TestReconcile(t *testing.T) {
 					Steps: []any{map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "order": float64(5)}}}
 			},
 			writes: []string{"PATCH v1/runbooks/a0000000-0000-4000-8000-000000000002"},
-			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}},{"op":"add","path":"/public","value":true}]`},
+			bodies: []string{`[{"op":"add","path":"/extra","value":{"openstack-sync.io/credential-group":"pdktest/clouds/pdktest","openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook","ticket":"OPS-12"}},{"op":"add","path":"/public","value":true}]`},
 		},
 		{
 			name: "a runbook neither public nor owned gets a note",
@@ -164,7 +163,7 @@ func TestReconcile(t *testing.T) {
 				return s
 			},
 			writes: []string{"POST v1/runbooks"},
-			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_PRIVATE","owner":null,"public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
+			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/credential-group":"pdktest/clouds/pdktest","openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_PRIVATE","owner":null,"public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
 			notes: []string{"the runbook is neither public nor owned, so no project can see it and no project-scoped token can use it; " +
 				"set spec.owner to a project id or spec.public to true"},
 		},
@@ -178,7 +177,7 @@ func TestReconcile(t *testing.T) {
 				return s
 			},
 			writes: []string{"POST v1/runbooks"},
-			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_PRIVATE","owner":null,"public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
+			bodies: []string{`{"disable_ramdisk":false,"extra":{"openstack-sync.io/credential-group":"pdktest/clouds/pdktest","openstack-sync.io/managed-by":"ironic-runbooks","openstack-sync.io/marker-version":"v1","openstack-sync.io/source":"IronicRunbook"},"name":"CUSTOM_PRIVATE","owner":null,"public":false,"steps":[{"interface":"management","step":"clear_job_queue","args":{},"order":10},{"interface":"bios","step":"apply_configuration","args":{"settings":[{"name":"LogicalProc","value":"Enabled"}]},"order":20}]}`},
 			check: func(t *testing.T, f *fakeIronic) {
 				assert.Equal(t, "p-ops", f.find("CUSTOM_PRIVATE")["owner"])
 			},
@@ -356,7 +355,7 @@ func TestPruneFollowsNextLinksPastShortPages(t *testing.T) {
 	for i := range 5 {
 		f.runbooks = append(f.runbooks, map[string]any{
 			"uuid": fmt.Sprintf("c0000000-0000-4000-8000-%012d", i), "name": fmt.Sprintf("CUSTOM_GEN_%d", i),
-			"extra": map[string]any{markersOf[compat.OpenStackSync].owner: markersOf[compat.OpenStackSync].ownerValue}, "steps": []any{},
+			"extra": mine().keys(), "steps": []any{},
 		})
 	}
 	a, h := connectFake(t, f)

@@ -19,7 +19,7 @@ func BenchmarkConvergedGroup(b *testing.B) {
 				meta := fmt.Sprintf(`{"openstack-sync.io/managed-by":"neutron-router-flavors","resource_class":"%s"}`, name)
 				f.Profiles = append(f.Profiles, map[string]any{"id": "p" + name, "driver": singleNode, "enabled": true, "description": "", "metainfo": meta})
 				f.Flavors = append(f.Flavors, map[string]any{"id": name, "name": name, "service_type": l3Service, "enabled": true,
-					"description": ours.flavor, "service_profiles": []any{"p" + name}})
+					"description": ours.flavorMarker(), "service_profiles": []any{"p" + name}})
 				specs = append(specs, Spec{Name: name, ServiceProfiles: []ProfileSpec{{Driver: singleNode, MetaInfo: map[string]any{"resource_class": name}}}})
 			}
 			svc, h := f.service(b)

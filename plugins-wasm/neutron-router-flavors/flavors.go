@@ -223,8 +223,8 @@ func (st *state) digest() []byte {
 // as canonical JSON ("" if unreadable), whether it carries the hook's profile's marker, and
 // whether it carries only the other profile's.
 type profileMeta struct {
-	user           string
-	owned, foreign bool
+	user                       string
+	owned, foreign, otherGroup bool
 }
 
 // metaOf returns the profile's parsed metainfo, parsing it the first time the group needs it.
@@ -237,7 +237,9 @@ func (st *state) metaOf(p profile) profileMeta {
 	}
 	m := p.metaInfo()
 	owned := st.own.Own.ownsMeta(m)
-	foreign := !owned && st.own.Other.ownsMeta(m)
+	// Another group's profile is neither this group's nor free to adopt: it is passed over.
+	otherGroup := !owned && st.own.Own.markedMeta(m)
+	foreign := !owned && !otherGroup && st.own.Other.markedMeta(m)
 	for _, k := range markerKeys() {
 		delete(m, k)
 	}
@@ -245,7 +247,7 @@ func (st *state) metaOf(p profile) profileMeta {
 	if err != nil {
 		user = ""
 	}
-	pm := profileMeta{user: user, owned: owned, foreign: foreign}
+	pm := profileMeta{user: user, owned: owned, foreign: foreign, otherGroup: otherGroup}
 	st.meta[p.ID] = pm
 	return pm
 }
@@ -423,7 +425,7 @@ func (st *state) ensureProfile(ps ProfileSpec, taken []string) (profile, []strin
 			ownedMatch = &st.profiles[i]
 		case pm.foreign && foreignMatch == nil:
 			foreignMatch = &st.profiles[i]
-		case !pm.owned && !pm.foreign && unownedMatch == nil:
+		case !pm.owned && !pm.foreign && !pm.otherGroup && unownedMatch == nil:
 			unownedMatch = &st.profiles[i]
 		}
 	}

@@ -54,8 +54,8 @@ func TestReconcile(t *testing.T) {
 			},
 			writes: []string{"POST v2.0/service_profiles", "POST v2.0/flavors", "POST v2.0/flavors/f-new-2/service_profiles"},
 			bodies: []string{
-				`{"service_profile":{"description":"edge","driver":"` + dvr + `","enabled":true,"metainfo":"{\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"vni_alloc\":\"auto\"}"}}`,
-				`{"flavor":{"description":"[openstack-sync.io/neutron-router-flavors]","enabled":true,"name":"edge","service_type":"L3_ROUTER_NAT"}}`,
+				`{"service_profile":{"description":"edge","driver":"` + dvr + `","enabled":true,"metainfo":"{\"openstack-sync.io/credential-group\":\"pdktest/clouds/pdktest\",\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"vni_alloc\":\"auto\"}"}}`,
+				`{"flavor":{"description":"[openstack-sync.io/neutron-router-flavors group=pdktest/clouds/pdktest]","enabled":true,"name":"edge","service_type":"L3_ROUTER_NAT"}}`,
 				`{"service_profile":{"id":"p-new-1"}}`,
 			},
 		},
@@ -67,8 +67,8 @@ func TestReconcile(t *testing.T) {
 			},
 			writes: []string{"PUT v2.0/service_profiles/p-free", "PUT v2.0/flavors/f-handmade", "POST v2.0/flavors/f-handmade/service_profiles"},
 			bodies: []string{
-				`{"service_profile":{"description":"","enabled":true,"metainfo":"{\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"vni_alloc\":\"on\"}"}}`,
-				`{"flavor":{"description":"made by hand [openstack-sync.io/neutron-router-flavors]","enabled":true}}`,
+				`{"service_profile":{"description":"","enabled":true,"metainfo":"{\"openstack-sync.io/credential-group\":\"pdktest/clouds/pdktest\",\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"vni_alloc\":\"on\"}"}}`,
+				`{"flavor":{"description":"made by hand [openstack-sync.io/neutron-router-flavors group=pdktest/clouds/pdktest]","enabled":true}}`,
 				`{"service_profile":{"id":"p-free"}}`,
 			},
 			check: func(t *testing.T, f *fakeNeutron) {
@@ -99,8 +99,8 @@ func TestReconcile(t *testing.T) {
 			},
 			writes: []string{"PUT v2.0/service_profiles/p-stray", "POST v2.0/flavors", "POST v2.0/flavors/f-new-1/service_profiles"},
 			bodies: []string{
-				`{"service_profile":{"description":"edge","enabled":false,"metainfo":"{\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"vni_alloc\":\"off\"}"}}`,
-				`{"flavor":{"description":"[openstack-sync.io/neutron-router-flavors]","enabled":true,"name":"edge","service_type":"L3_ROUTER_NAT"}}`,
+				`{"service_profile":{"description":"edge","enabled":false,"metainfo":"{\"openstack-sync.io/credential-group\":\"pdktest/clouds/pdktest\",\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"vni_alloc\":\"off\"}"}}`,
+				`{"flavor":{"description":"[openstack-sync.io/neutron-router-flavors group=pdktest/clouds/pdktest]","enabled":true,"name":"edge","service_type":"L3_ROUTER_NAT"}}`,
 				`{"service_profile":{"id":"p-stray"}}`,
 			},
 		},
@@ -112,7 +112,7 @@ func TestReconcile(t *testing.T) {
 				return s
 			},
 			writes: []string{"PUT v2.0/flavors/f-owned"},
-			bodies: []string{`{"flavor":{"description":"[openstack-sync.io/neutron-router-flavors]","enabled":false}}`},
+			bodies: []string{`{"flavor":{"description":"[openstack-sync.io/neutron-router-flavors group=pdktest/clouds/pdktest]","enabled":false}}`},
 		},
 		{
 			name: "changed meta_info makes a new profile and unbinds the owned old one",
@@ -123,7 +123,7 @@ func TestReconcile(t *testing.T) {
 			},
 			writes: []string{"POST v2.0/service_profiles", "POST v2.0/flavors/f-owned/service_profiles", "DELETE v2.0/flavors/f-owned/service_profiles/p-owned"},
 			bodies: []string{
-				`{"service_profile":{"description":"","driver":"` + singleNode + `","enabled":true,"metainfo":"{\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"resource_class\":\"asa2\"}"}}`,
+				`{"service_profile":{"description":"","driver":"` + singleNode + `","enabled":true,"metainfo":"{\"openstack-sync.io/credential-group\":\"pdktest/clouds/pdktest\",\"openstack-sync.io/managed-by\":\"neutron-router-flavors\",\"openstack-sync.io/marker-version\":\"v1\",\"openstack-sync.io/source\":\"NeutronRouterFlavor\",\"resource_class\":\"asa2\"}"}}`,
 				`{"service_profile":{"id":"p-new-1"}}`,
 				``,
 			},

@@ -16,11 +16,11 @@ func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
 	for i := range n {
 		name := fmt.Sprintf("edge-%d", i)
 		flavors = append(flavors, fmt.Sprintf(`{"id":"f0000000-0000-4000-8000-%012d","name":%q,"service_type":"L3_ROUTER_NAT","description":"edge routers %s","enabled":true,"service_profiles":["p0000000-0000-4000-8000-%012d"],"tenant_id":"","project_id":""}`,
-			i, name, ours.flavor, i))
+			i, name, ours.flavorMarker(), i))
 		profiles = append(profiles, fmt.Sprintf(`{"id":"p0000000-0000-4000-8000-%012d","description":"","driver":%q,"enabled":true,"metainfo":"{\"openstack-sync.io/managed-by\": \"neutron-router-flavors\", \"openstack-sync.io/marker-version\": \"v1\", \"openstack-sync.io/source\": \"NeutronRouterFlavor\", \"resource_class\": \"%s\", \"vni_alloc\": \"auto\"}","tenant_id":"","project_id":""}`,
 			i, singleNode, name))
 		inputs = append(inputs, fmt.Appendf(nil, `{"abi_version":1,"object":{"api_version":"openstack-sync.io/v1alpha1","kind":"NeutronRouterFlavor","namespace":"net","name":%q,"uid":"0a1b2c3d-0000-4000-8000-%012d","generation":2},
-"spec":{"name":%q,"description":"edge routers","service_profiles":[{"driver":%q,"meta_info":{"resource_class":%q,"vni_alloc":"auto"}}]},
+"credentials":{"namespace":"pdktest","secret_name":"clouds","cloud_name":"pdktest"},"spec":{"name":%q,"description":"edge routers","service_profiles":[{"driver":%q,"meta_info":{"resource_class":%q,"vni_alloc":"auto"}}]},
 "status":{"syncStatus":"Synced","observedGeneration":2,"lastSyncTime":"2026-12-01T01:00:00Z","conditions":[{"type":"Ready","status":"True","reason":"Synced","message":"Successfully reconciled router flavor","observedGeneration":2,"lastTransitionTime":"2026-11-30T10:00:00Z"}]}}`,
 			name, i, name, singleNode, name))
 	}

@@ -15,7 +15,7 @@ func reconcileWith(t *testing.T, ctx *pdk.Context, status map[string]any, spec a
 	t.Helper()
 	raw, err := json.Marshal(spec)
 	require.NoError(t, err)
-	res, err := pdk.Registered().Reconcile(ctx, &pdk.ReconcileRequest{Object: obj, Spec: raw, Status: status})
+	res, err := pdk.Registered().Reconcile(ctx, &pdk.ReconcileRequest{Object: obj, Spec: raw, Status: status, Credentials: pdktest.Group})
 	require.NoError(t, err, "a lifecycle plugin reports failures in its result")
 	require.NotNil(t, res.Lifecycle)
 	return res

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -25,7 +26,15 @@ var metadata = pdk.Metadata{
 		// Prune checks that no router uses a flavor before deleting it.
 		{Service: "network", Methods: []string{"GET"}, Paths: []string{routersPath}},
 	},
-	Cleanup:   pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune},
+	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune},
+	// The markers record the credential group (markers.go), so each group is pruned on its own and
+	// one group's failure holds back no other group's deletions (docs/contract.md §7.1); the
+	// original's markers record none, so under its profile every group spares every group's names.
+	PruneScope: pdk.PruneScopeGroup,
+	Profiles: map[string]pdk.ProfileMetadata{
+		string(compat.Understack): {PruneScope: pdk.PruneScopeAll,
+			Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupBestEffortPrune}},
+	},
 	Lifecycle: true,
 	// The plugin reads status.id and nothing else of the status: the host sends only that.
 	StatusKeys: []string{"id"},
@@ -61,7 +70,7 @@ const cacheKey = "neutron-state"
 // reconcileCR converges one CR, naming under the understack profile only the reasons the
 // original named (none: its failures were all ReconcileError).
 func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
-	own, err := ownershipFor(ctx)
+	own, err := groupOwnership(ctx, req.Credentials)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +125,7 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	if v, _ := ctx.Config("PRUNE"); v == "true" {
 		mode = full
 	}
-	own, err := ownershipFor(ctx)
+	own, err := groupOwnership(ctx, req.Credentials)
 	if err != nil {
 		return err
 	}

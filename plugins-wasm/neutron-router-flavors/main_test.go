@@ -64,7 +64,7 @@ func TestReconcileThroughThePDKStaysInsideItsGrants(t *testing.T) {
 
 func TestPruneModeFollowsPRUNE(t *testing.T) {
 	raw, _ := json.Marshal(Spec{Name: "asa"})
-	req := &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}}
+	req := &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}, Credentials: pdktest.Group}
 
 	f := loadFake(t)
 	require.NoError(t, pdk.Registered().Prune(host(t, f, map[string]string{"PRUNE": "false"}), req))

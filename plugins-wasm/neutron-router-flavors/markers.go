@@ -19,6 +19,12 @@ type markerSet struct {
 	version, versionValue string
 	source, sourceValue   string
 	flavor                string
+	// group is the metainfo key recording the credential group that owns a profile, and the word
+	// recording it inside the flavor's marker ("[... group=<group>]"), under a profile that prunes
+	// per group (compat.Group); "" under the original's, whose markers record none.
+	group string
+	// groupValue is the group of the request in hand (inGroup).
+	groupValue string
 }
 
 // markersOf is every profile's marker (docs/migrating.md): this project's, and the original
@@ -29,6 +35,7 @@ var markersOf = map[compat.Profile]markerSet{
 		version: "openstack-sync.io/marker-version", versionValue: "v1",
 		source: "openstack-sync.io/source", sourceValue: "NeutronRouterFlavor",
 		flavor: "[openstack-sync.io/neutron-router-flavors]",
+		group:  "openstack-sync.io/credential-group",
 	},
 	compat.Understack: {
 		owner: "_understack_router_flavor_operator", ownerValue: "managed",
@@ -38,17 +45,106 @@ var markersOf = map[compat.Profile]markerSet{
 	},
 }
 
-func (m markerSet) keys() []string { return []string{m.owner, m.version, m.source} }
+func (m markerSet) keys() []string {
+	if m.group == "" {
+		return []string{m.owner, m.version, m.source}
+	}
+	return []string{m.owner, m.version, m.source, m.group}
+}
 
-func (m markerSet) ownsMeta(meta map[string]any) bool { return meta[m.owner] == m.ownerValue }
+// inGroup is m for the credential group of the request in hand (a no-op under a profile whose
+// markers record no group).
+func (m markerSet) inGroup(c pdk.Credentials) (markerSet, error) {
+	if m.group == "" {
+		return m, nil
+	}
+	g, err := compat.Group(c)
+	m.groupValue = g
+	return m, err
+}
+
+// markedMeta reports whether a profile's metainfo carries the marker, for whichever group.
+func (m markerSet) markedMeta(meta map[string]any) bool { return meta[m.owner] == m.ownerValue }
+
+// metaGroup is the group a marked metainfo records ("" for none).
+func (m markerSet) metaGroup(meta map[string]any) string {
+	if m.group == "" {
+		return ""
+	}
+	g, _ := meta[m.group].(string)
+	return g
+}
+
+// ownsMeta reports whether a profile is the request's group's: marked for it, or marked before
+// markers recorded groups. Neutron refuses to update a profile bound to a flavor, so a bound
+// profile keeps the marker it was given; it is deleted only once bound to no flavor at all, which
+// no group's CR can then be relying on.
+func (m markerSet) ownsMeta(meta map[string]any) bool {
+	if !m.markedMeta(meta) {
+		return false
+	}
+	g := m.metaGroup(meta)
+	return g == "" || g == m.groupValue
+}
 
 func (m markerSet) ownsProfile(p profile) bool { return m.ownsMeta(p.metaInfo()) }
 
-func (m markerSet) ownsFlavor(f flavor) bool { return strings.Contains(f.Description, m.flavor) }
+// flavorMarker is the marker a flavor's description carries: with the request's group under a
+// profile that records one.
+func (m markerSet) flavorMarker() string {
+	if m.group == "" || m.groupValue == "" {
+		return m.flavor
+	}
+	return m.flavorGroupPrefix() + m.groupValue + "]"
+}
 
-// userDescription is the description without the marker.
+// flavorGroupPrefix opens the marker of a flavor that records its group.
+func (m markerSet) flavorGroupPrefix() string {
+	return strings.TrimSuffix(m.flavor, "]") + " " + "group="
+}
+
+// flavorGroup is the group a flavor's marker records, and whether it carries the marker at all
+// (for whichever group, or none).
+func (m markerSet) flavorGroup(desc string) (string, bool) {
+	if m.group != "" {
+		if _, rest, ok := strings.Cut(desc, m.flavorGroupPrefix()); ok {
+			if g, _, ok := strings.Cut(rest, "]"); ok {
+				return g, true
+			}
+		}
+	}
+	return "", strings.Contains(desc, m.flavor)
+}
+
+// flavorMarked reports whether the flavor carries the profile's marker, for whichever group.
+func (m markerSet) flavorMarked(f flavor) bool {
+	_, marked := m.flavorGroup(f.Description)
+	return marked
+}
+
+// markedProfile reports whether the profile carries the profile's marker, for whichever group.
+func (m markerSet) markedProfile(p profile) bool { return m.markedMeta(p.metaInfo()) }
+
+// ownsFlavor reports whether the flavor is the request's group's: only such a flavor is pruned.
+func (m markerSet) ownsFlavor(f flavor) bool {
+	return strings.Contains(f.Description, m.flavorMarker())
+}
+
+// userDescription is the description without the marker, whichever group it records.
 func (m markerSet) userDescription(desc string) string {
-	return strings.TrimSpace(strings.ReplaceAll(desc, m.flavor, ""))
+	desc = strings.ReplaceAll(desc, m.flavor, "")
+	for m.group != "" {
+		before, rest, ok := strings.Cut(desc, m.flavorGroupPrefix())
+		if !ok {
+			break
+		}
+		_, after, ok := strings.Cut(rest, "]")
+		if !ok {
+			break
+		}
+		desc = before + after
+	}
+	return strings.TrimSpace(desc)
 }
 
 // withoutMarkers is a description without any profile's marker: what status.resource shows.
@@ -62,9 +158,9 @@ func withoutMarkers(desc string) string {
 // markedDescription is desc with the marker appended, the way the original writes it.
 func (m markerSet) markedDescription(desc string) string {
 	if desc == "" {
-		return m.flavor
+		return m.flavorMarker()
 	}
-	return desc + " " + m.flavor
+	return desc + " " + m.flavorMarker()
 }
 
 // markedMetainfo renders meta plus the marker as compact JSON with sorted keys, the text
@@ -75,6 +171,9 @@ func (m markerSet) markedMetainfo(meta map[string]any) (string, error) {
 		out = map[string]any{}
 	}
 	out[m.owner], out[m.version], out[m.source] = m.ownerValue, m.versionValue, m.sourceValue
+	if m.group != "" && m.groupValue != "" {
+		out[m.group] = m.groupValue
+	}
 	return canon.JSON(out)
 }
 
@@ -85,9 +184,27 @@ func ownershipOf(p compat.Profile) ownership { return compat.OwnershipOf(p, mark
 
 func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.OwnershipFor(ctx, markersOf) }
 
-// foreignFlavor is the error of a flavor carrying only the other profile's marker.
+// groupOwnership is the hook's profile's view for the credential group of a request.
+func groupOwnership(ctx *pdk.Context, c pdk.Credentials) (ownership, error) {
+	o, err := ownershipFor(ctx)
+	if err != nil {
+		return o, err
+	}
+	o.Own, err = o.Own.inGroup(c)
+	return o, err
+}
+
+// foreignFlavor is the error of a flavor carrying only the other profile's marker, or this
+// profile's for another credential group.
 func foreignFlavor(o ownership, f flavor) error {
-	if o.Own.ownsFlavor(f) || !o.Other.ownsFlavor(f) {
+	if g, marked := o.Own.flavorGroup(f.Description); marked {
+		if g != "" && g != o.Own.groupValue {
+			return &compat.OtherGroupError{What: fmt.Sprintf("router flavor %q (%s)", f.Name, f.ID), Group: g, Mine: o.Own.groupValue,
+				Marker: "description " + o.Own.flavorGroupPrefix() + g + "]"}
+		}
+		return nil
+	}
+	if _, theirs := o.Other.flavorGroup(f.Description); !theirs {
 		return nil
 	}
 	return &compat.ForeignError{What: fmt.Sprintf("router flavor %q (%s)", f.Name, f.ID), Profile: o.Profile.Other(),

@@ -1,8 +1,22 @@
 package main
 
-import "github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
+import (
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
+)
 
-// ours is this project's marker, for tests of the default profile.
-var ours = markersOf[compat.OpenStackSync]
+// ours is this project's marker for pdktest's credential group (pdktest.Group), which its
+// requests name, for tests of the default profile.
+var ours = func() markerSet {
+	m, err := markersOf[compat.OpenStackSync].inGroup(pdktest.Group)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
 
-func defaultOwnership() ownership { return ownershipOf(compat.OpenStackSync) }
+func defaultOwnership() ownership {
+	o := ownershipOf(compat.OpenStackSync)
+	o.Own = ours
+	return o
+}

@@ -22,7 +22,7 @@ func loadOriginalFake(t *testing.T) *fakeNeutron {
 	b, err := os.ReadFile("testdata/neutron.json")
 	require.NoError(t, err)
 	text := strings.NewReplacer(
-		`[openstack-sync.io/neutron-router-flavors]`, `[understack-router-flavor-operator]`,
+		`[openstack-sync.io/neutron-router-flavors group=pdktest/clouds/pdktest]`, `[understack-router-flavor-operator]`,
 		`\"openstack-sync.io/managed-by\":\"neutron-router-flavors\"`, `\"_understack_router_flavor_operator\":\"managed\"`,
 		`\"openstack-sync.io/marker-version\"`, `\"_understack_router_flavor_marker_version\"`,
 		`\"openstack-sync.io/source\"`, `\"_understack_router_flavor_source\"`,
@@ -137,8 +137,21 @@ func TestRemarkMovesFlavorAndProfiles(t *testing.T) {
 	res, h = remark(t, f, asa(), false)
 	assert.Empty(t, res.Changes)
 	assert.Empty(t, h.Writes(), "idempotent")
+	// The remark names no credential group: the CR's first reconcile under this project's
+	// profile records its group in the flavor's marker (the bound profile keeps its marker:
+	// Neutron changes no bound profile), then it is converged.
 	ctx := host(t, f, nil)
 	out, err := pdktest.Reconcile(ctx, nil, obj, asa())
+	require.NoError(t, err)
+	assert.Equal(t, "Success", out.Lifecycle.Reason, out.Lifecycle.Message)
+	writes = nil
+	for _, w := range pdktest.Of(t, ctx).Writes() {
+		writes = append(writes, w.Method+" "+w.Path)
+	}
+	assert.Equal(t, []string{"PUT v2.0/flavors/f-owned"}, writes)
+	assert.Equal(t, "ASA routers "+ours.flavorMarker(), find(f.Flavors, "f-owned")["description"])
+	ctx = host(t, f, nil)
+	out, err = pdktest.Reconcile(ctx, nil, obj, asa())
 	require.NoError(t, err)
 	assert.Equal(t, "Success", out.Lifecycle.Reason, out.Lifecycle.Message)
 	assert.Empty(t, pdktest.Of(t, ctx).Writes(), "converged under this project's profile: zero writes")

@@ -96,7 +96,15 @@ func prune(svc *pdk.ServiceClient, own markerSet, desired []Spec, authoritativeE
 				continue
 			}
 			if !own.ownsFlavor(f) {
-				log("keeping router flavor %s: no NeutronRouterFlavor claims it but it lacks the %s marker", f.Name, own.flavor)
+				switch g, marked := own.flavorGroup(f.Description); {
+				case !marked:
+					log("keeping router flavor %s: no NeutronRouterFlavor claims it but it lacks the %s marker", f.Name, own.flavor)
+				case g == "" && own.group != "":
+					log("keeping router flavor %s: no NeutronRouterFlavor of this group claims it, but its marker records no "+
+						"credential group (written before markers did), so it may be another group's; the NeutronRouterFlavor "+
+						"naming it records its group when it reconciles, and one no CR names is left for an operator to delete", f.Name)
+				}
+				// Another group's: its own prune decides.
 				continue
 			}
 			if !pr.deleteFlavor(f) {

@@ -41,7 +41,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 		return nil, fmt.Errorf("%d Neutron flavors are named %q; rename or delete the extras, then run migrate again", len(flavors), spec.Name)
 	}
 	f := flavors[0]
-	if !r.from.ownsFlavor(f) && !r.to.ownsFlavor(f) {
+	if !r.from.flavorMarked(f) && !r.to.flavorMarked(f) {
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("router flavor %s (%s) carries no marker of either profile: left alone "+
 			"(the CR's next reconcile adopts it)", f.Name, f.ID))
 		return r.res, nil
@@ -49,7 +49,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 	// Bound profiles carrying the old marker, then the spec's entries whose profile a stopped run
 	// left unbound, then the flavor itself.
 	for _, id := range slices.Clone(f.ServiceProfiles) {
-		if p, ok := st.profile(id); ok && r.from.ownsProfile(p) {
+		if p, ok := st.profile(id); ok && r.from.markedProfile(p) {
 			if err := r.profile(f, p, true); err != nil {
 				return nil, err
 			}
@@ -62,7 +62,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 		}
 		for _, i := range st.matching(ps.Driver, want) {
 			p := st.profiles[i]
-			if st.bound(p.ID) || !r.from.ownsProfile(p) && !r.to.ownsProfile(p) {
+			if st.bound(p.ID) || !r.from.markedProfile(p) && !r.to.markedProfile(p) {
 				continue
 			}
 			if err := r.profile(f, p, false); err != nil {
@@ -71,7 +71,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 			break
 		}
 	}
-	if r.from.ownsFlavor(f) {
+	if r.from.flavorMarked(f) {
 		desc := r.to.markedDescription(withoutMarkers(f.Description))
 		r.res.Changes = append(r.res.Changes, fmt.Sprintf("router flavor %s (%s): description %s -> %s", f.Name, f.ID, r.from.flavor, r.to.flavor))
 		if !r.dry {
@@ -97,7 +97,7 @@ type remarker struct {
 // profile re-marks p (when it carries the old marker) and binds it to f (when it is not).
 func (r *remarker) profile(f flavor, p profile, bound bool) error {
 	flavorProfile := flavorsPath + "/" + url.PathEscape(f.ID) + "/service_profiles"
-	if r.from.ownsProfile(p) {
+	if r.from.markedProfile(p) {
 		what := fmt.Sprintf("service profile %s of router flavor %s: metainfo %s,%s,%s -> %s,%s,%s", p.ID, f.Name,
 			r.from.owner, r.from.version, r.from.source, r.to.owner, r.to.version, r.to.source)
 		if bound {

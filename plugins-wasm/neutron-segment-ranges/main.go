@@ -34,10 +34,16 @@ var metadata = pdk.Metadata{
 	// The plugin reads status.id and nothing else of the status: the host sends only that.
 	StatusKeys: []string{"id"},
 	Cleanup:    pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone},
+	// Under this project's identifiers a range carries no marker and is never pruned, so a group's
+	// prune has nothing of another group's to touch: per group, like every first-party plugin's
+	// (docs/contract.md §7.1).
+	PruneScope: pdk.PruneScopeGroup,
 	// Under the original operator's identifiers a range carries its owner's name prefix, and a
-	// CR deleted with PRUNE=true has its range pruned, as the original did (markers.go).
+	// CR deleted with PRUNE=true has its range pruned, as the original did (markers.go); the prefix
+	// records no credential group, so every group spares every group's names.
 	Profiles: map[string]pdk.ProfileMetadata{
-		string(compat.Understack): {Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}},
+		string(compat.Understack): {PruneScope: pdk.PruneScopeAll,
+			Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}},
 	},
 }
 

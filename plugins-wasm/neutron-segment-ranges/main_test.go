@@ -20,8 +20,10 @@ func TestMetadata(t *testing.T) {
 	assert.Equal(t, "neutron-segment-ranges", p.Metadata.BindingName)
 	assert.Equal(t, pdk.Cleanup{WhenPrune: pdk.CleanupNone, WhenNoPrune: pdk.CleanupNone}, p.Metadata.Cleanup,
 		"under this project's profile segment ranges are never pruned, whatever PRUNE says")
-	assert.Equal(t, map[string]pdk.ProfileMetadata{"understack": {Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}}},
-		p.Metadata.Profiles, "under the original's they are, as it did")
+	assert.Equal(t, map[string]pdk.ProfileMetadata{"understack": {PruneScope: pdk.PruneScopeAll,
+		Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}}},
+		p.Metadata.Profiles, "under the original's they are, as it did, across groups: its name prefix records none")
+	assert.Equal(t, pdk.PruneScopeGroup, p.Metadata.PruneScope)
 }
 
 func TestReconcileThroughThePDK(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -32,7 +33,15 @@ var metadata = pdk.Metadata{
 	},
 	// NONE without PRUNE, as the original: a pool may have subnets allocated under it, so it is
 	// never swept without the finalizer; deleting a CR then leaves its pool for an operator.
-	Cleanup:     pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone},
+	Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone},
+	// The tags record the credential group (markers.go), so each group is pruned on its own and
+	// one group's failure holds back no other group's deletions (docs/contract.md §7.1); the
+	// original's tag records none, so under its profile every group spares every group's names.
+	PruneScope: pdk.PruneScopeGroup,
+	Profiles: map[string]pdk.ProfileMetadata{
+		string(compat.Understack): {PruneScope: pdk.PruneScopeAll,
+			Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}},
+	},
 	SkipStatus:  true,
 	Description: "Neutron subnet pools from NeutronSubnetPool CRs, their CIDRs from Nautobot IPAM",
 	Source:      "https://github.com/openstack-sync/openstack-sync",
@@ -61,6 +70,9 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 	if err != nil {
 		return nil, err
 	}
+	if own, err = own.inGroup(req.Credentials); err != nil {
+		return nil, err
+	}
 	res, err := reconcileSpec(ctx, req, own)
 	return own.profile.OriginalReasons(res, err, prefixMissingReason)
 }
@@ -83,6 +95,9 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 	if err != nil {
 		return err
 	}
+	if own, err = own.inGroup(req.Credentials); err != nil {
+		return err
+	}
 	// Only the names: the pool's name is on the CR, so prune needs nothing from Nautobot.
 	var specs []struct {
 		Name string `json:"name"`
@@ -102,9 +117,14 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 		ctx.Log(pdk.LevelWarn, "no desired subnet pools found; skipping prune to avoid deleting all managed subnet pools")
 		return nil
 	}
-	out, err := prune(ctx.OpenStack("network"), names, req.AuthoritativeEmpty, own.own.tag)
+	out, err := prune(ctx.OpenStack("network"), names, req.AuthoritativeEmpty, own)
 	for _, name := range out.Deleted {
 		ctx.Logf(pdk.LevelInfo, "deleted subnet pool %s: no NeutronSubnetPool claims it", name)
+	}
+	for _, name := range out.Ungrouped {
+		ctx.Logf(pdk.LevelWarn, "keeping subnet pool %s: no NeutronSubnetPool of this group claims it, but its tags record no "+
+			"credential group (tagged before they did), so it may be another group's; the NeutronSubnetPool naming it records "+
+			"its group when it reconciles, and one no CR names is left for an operator to delete", name)
 	}
 	return err
 }

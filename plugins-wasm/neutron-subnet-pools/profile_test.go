@@ -60,7 +60,7 @@ func TestProfiles(t *testing.T) {
 			w := reconcileWorld(t, "10.0.0.0/8")
 			w.config["PROFILE"] = profile
 			w.neutron.addPool(map[string]any{"id": "p1", "name": "pool-a", "prefixes": []string{"10.0.0.0/8"},
-				"description": "pool desc", "tags": []string{theirTag, ownTag, "tenant"}})
+				"description": "pool desc", "tags": []string{theirTag, ownTag, groupTag, "tenant"}})
 			_, err := w.reconcile(originalSpec(map[string]any{"address_scope": nil}))
 			require.NoError(t, err)
 			assert.Empty(t, writes(w), "both tags are already there")

@@ -13,13 +13,21 @@ import (
 // pruneOutcome says what a prune did, for the caller to log.
 type pruneOutcome struct {
 	Deleted []string
+	// Ungrouped are pools no CR of the group claims that carry the ownership tag but no group's:
+	// never deleted by a per-group prune, they may be another group's.
+	Ungrouped []string
 }
 
 // prune deletes the owned subnet pools no desired name claims. The names come from the specs
 // alone, with no Nautobot call, so a Nautobot outage can never make a live CR's pool look
 // undesired. A pool Neutron will not delete (it has subnets: SubnetPoolDeleteError, or a 409) is
 // an incomplete prune: the error keeps the deleted CR's finalizer and the next run retries.
-func prune(c *pdk.ServiceClient, names []string, authoritativeEmpty bool, marker string) (pruneOutcome, error) {
+//
+// Under a profile that prunes per group, only the pools tagged with the request's group are its
+// to delete: another group's are left to that group's prune, and one tagged before tags recorded
+// groups is reported, never deleted.
+func prune(c *pdk.ServiceClient, names []string, authoritativeEmpty bool, own ownership) (pruneOutcome, error) {
+	marker := own.own.tag
 	var out pruneOutcome
 	if len(names) == 0 && !authoritativeEmpty {
 		return out, nil
@@ -31,6 +39,12 @@ func prune(c *pdk.ServiceClient, names []string, authoritativeEmpty bool, marker
 	var kept, failed []string
 	for _, p := range pools {
 		if p.Name == "" || slices.Contains(names, p.Name) || !slices.Contains(p.Tags, marker) {
+			continue
+		}
+		if !own.ownsInGroup(&p) {
+			if own.own.groupOf(&p) == "" {
+				out.Ungrouped = append(out.Ungrouped, p.Name)
+			}
 			continue
 		}
 		err := c.Delete(poolsPath+"/"+url.PathEscape(p.ID), nil, nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 func (w *world) prune(names []string, authoritative bool) error {
@@ -20,7 +21,8 @@ func (w *world) prune(names []string, authoritative bool) error {
 	if specs == nil {
 		specs = []json.RawMessage{}
 	}
-	return pdk.Registered().Prune(w.context(), &pdk.PruneRequest{DesiredSpecs: specs, AuthoritativeEmpty: authoritative})
+	return pdk.Registered().Prune(w.context(), &pdk.PruneRequest{DesiredSpecs: specs, AuthoritativeEmpty: authoritative,
+		Credentials: pdktest.Group})
 }
 
 func (w *world) poolNames() []string {
@@ -32,7 +34,7 @@ func (w *world) poolNames() []string {
 }
 
 func owned(name string) map[string]any {
-	return map[string]any{"id": name + "-id", "name": name, "prefixes": []string{"10.0.0.0/8"}, "tags": []string{ownTag}}
+	return map[string]any{"id": name + "-id", "name": name, "prefixes": []string{"10.0.0.0/8"}, "tags": []string{ownTag, groupTag}}
 }
 
 // Every case of the original's tests/test_subnet_pools_prune.py, by name, and its hook test's

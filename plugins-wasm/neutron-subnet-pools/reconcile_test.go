@@ -10,6 +10,9 @@ import (
 
 const ownTag = "openstack-sync.io/managed-by=neutron-subnet-pools"
 
+// groupTag records pdktest's credential group (pdktest.Group), which its requests name.
+const groupTag = "openstack-sync.io/credential-group=pdktest/clouds/pdktest"
+
 // originalSpec is the original's reconcile test spec (_spec of test_subnet_pools_reconcile.py):
 // pool-a in project-a, one /8 prefix from Nautobot, scope-a.
 func originalSpec(overrides map[string]any) map[string]any {
@@ -73,7 +76,7 @@ func TestReconcile(t *testing.T) {
 		assert.EqualValues(t, 28, create["max_prefixlen"])
 		assert.Equal(t, false, create["shared"])
 		assert.NotContains(t, create, "ip_version", "the family follows the prefixes")
-		assert.Equal(t, []any{ownTag, "tenant"}, bodyOf(t, w, "PUT v2.0/subnetpools/pool-1/tags")["tags"])
+		assert.Equal(t, []any{groupTag, ownTag, "tenant"}, bodyOf(t, w, "PUT v2.0/subnetpools/pool-1/tags")["tags"])
 	})
 	t.Run("test_sync_subnet_pool_creates_without_address_scope_when_absent", func(t *testing.T) {
 		w := reconcileWorld(t, "10.0.0.0/8")
@@ -88,7 +91,7 @@ func TestReconcile(t *testing.T) {
 		w := reconcileWorld(t, "10.0.0.0/8")
 		w.neutron.addScope("scope-id", "scope-a", 4)
 		w.neutron.addPool(map[string]any{"id": "pool-id", "name": "pool-a", "address_scope_id": "old-scope",
-			"prefixes": []string{"10.1.0.0/16"}, "description": "pool desc", "tags": []string{ownTag, "tenant"}})
+			"prefixes": []string{"10.1.0.0/16"}, "description": "pool desc", "tags": []string{groupTag, ownTag, "tenant"}})
 		_, err := w.reconcile(originalSpec(nil))
 		require.NoError(t, err)
 		update := bodyOf(t, w, "PUT v2.0/subnetpools/pool-id")["subnetpool"].(map[string]any)
@@ -108,13 +111,13 @@ func TestReconcile(t *testing.T) {
 		update := bodyOf(t, w, "PUT v2.0/subnetpools/pool-id")["subnetpool"].(map[string]any)
 		assert.Equal(t, "scope-id", update["address_scope_id"])
 		assert.NotContains(t, update, "prefixes", "unchanged, so not pushed")
-		assert.Equal(t, []any{ownTag, "tenant"}, bodyOf(t, w, "PUT v2.0/subnetpools/pool-id/tags")["tags"])
+		assert.Equal(t, []any{groupTag, ownTag, "tenant"}, bodyOf(t, w, "PUT v2.0/subnetpools/pool-id/tags")["tags"])
 	})
 	t.Run("test_sync_reports_note_and_keeps_prefixes_when_pool_would_shrink", func(t *testing.T) {
 		w := reconcileWorld(t, "10.0.0.0/8")
 		w.neutron.addScope("scope-id", "scope-a", 4)
 		w.neutron.addPool(map[string]any{"id": "pool-id", "name": "pool-a", "address_scope_id": "scope-id",
-			"prefixes": []string{"10.0.0.0/8", "192.0.2.0/24"}, "description": "pool desc", "tags": []string{ownTag, "tenant"}})
+			"prefixes": []string{"10.0.0.0/8", "192.0.2.0/24"}, "description": "pool desc", "tags": []string{groupTag, ownTag, "tenant"}})
 		res, err := w.reconcile(originalSpec(nil))
 		require.NoError(t, err)
 		require.Len(t, res.Notes, 1)
@@ -234,7 +237,7 @@ func TestReconcile(t *testing.T) {
 		w := reconcileWorld(t, "10.0.0.0/8")
 		w.neutron.addScope("scope-id", "scope-a", 4)
 		w.neutron.addPool(map[string]any{"id": "pool-id", "name": "pool-a", "address_scope_id": "scope-id", "prefixes": []string{"10.0.0.0/8"},
-			"description": "pool desc", "is_default": true, "tags": []string{ownTag, "tenant"}})
+			"description": "pool desc", "is_default": true, "tags": []string{groupTag, ownTag, "tenant"}})
 		_, err := w.reconcile(originalSpec(map[string]any{"is_default": true}))
 		require.NoError(t, err)
 		assert.Empty(t, writes(w))

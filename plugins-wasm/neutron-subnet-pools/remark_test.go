@@ -20,7 +20,8 @@ func (w *world) remark(spec map[string]any, dry bool) (*pdk.RemarkResult, error)
 
 // TestRemarkMovesTheTagInOneWrite: openstack-sync migrate re-tags the pool a CR names from the
 // original's ownership tag to this project's, keeping every other tag, in one PUT; a second run
-// writes nothing, and the pool is then converged under this project's profile.
+// writes nothing, and the pool is then converged under this project's profile once its CR has
+// tagged it with its credential group.
 func TestRemarkMovesTheTagInOneWrite(t *testing.T) {
 	w := reconcileWorld(t, "10.0.0.0/8")
 	w.neutron.addPool(map[string]any{"id": "p1", "name": "pool-a", "prefixes": []string{"10.0.0.0/8"}, "description": "pool desc",
@@ -42,6 +43,12 @@ func TestRemarkMovesTheTagInOneWrite(t *testing.T) {
 	assert.Empty(t, res.Changes)
 	assert.Empty(t, writes(w), "idempotent")
 
+	// The remark names no credential group: the CR's first reconcile under this project's
+	// profile tags the pool with its group's, then it is converged.
+	_, err = w.reconcile(spec)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"PUT v2.0/subnetpools/p1/tags"}, writes(w))
+	assert.Equal(t, []any{groupTag, ownTag, "tenant"}, bodyOf(t, w, "PUT v2.0/subnetpools/p1/tags")["tags"])
 	_, err = w.reconcile(spec)
 	require.NoError(t, err)
 	assert.Empty(t, writes(w), "converged under this project's profile")

@@ -16,7 +16,7 @@ import (
 const (
 	singleNode = "neutron.services.l3_router.service_providers.single_node.SingleNodeDriver"
 	haDriver   = "neutron.services.l3_router.service_providers.ha.HaDriver"
-	marker     = "[openstack-sync.io/neutron-router-flavors]"
+	marker     = "[openstack-sync.io/neutron-router-flavors group=" + credentialGroup + "]"
 )
 
 func flavorsEnv(t *testing.T, b backend, prune bool) *env {

@@ -34,6 +34,10 @@ import (
 
 const namespace = "openstack"
 
+// credentialGroup is the group the scenarios' CRs name (cloudCredentialsRef below, on the admin
+// cloud), as the first-party plugins' markers record it.
+const credentialGroup = namespace + "/openstack-credentials/" + fakecloud.AdminCloud
+
 // repoRoot is where crds/, examples/ and hack/ are.
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)

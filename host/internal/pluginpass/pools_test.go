@@ -25,6 +25,7 @@ import (
 
 const (
 	poolMarker = "openstack-sync.io/managed-by=neutron-subnet-pools"
+	poolGroup  = "openstack-sync.io/credential-group=" + credentialGroup
 	nbToken    = "f3a9c0de1b2a4c5d6e7f8091a2b3c4d5e6f70819"
 )
 
@@ -177,14 +178,14 @@ func subnetPoolLifecycle(t *testing.T, b backend) {
 	require.Len(t, a, 1)
 	assert.Equal(t, []string{fmt.Sprintf("10.%d.0.0/23", k)}, a[0].Prefixes, "Neutron merges adjacent prefixes")
 	assert.Equal(t, created[0].ID, *a[0].AddressScopeID)
-	assert.ElementsMatch(t, []string{poolMarker, "tenant"}, a[0].Tags)
+	assert.ElementsMatch(t, []string{poolMarker, poolGroup, "tenant"}, a[0].Tags)
 	assert.Equal(t, existing.ID, *e.poolsNamed(e.name("pool-b"))[0].AddressScopeID)
 	assert.Equal(t, byID.ID, *e.poolsNamed(e.name("pool-c"))[0].AddressScopeID, "a scope named by id is linked")
 	adopted := e.poolsNamed(legacy.Name)
 	require.Len(t, adopted, 1, "a pool other tooling made is adopted by name")
 	assert.Equal(t, legacy.ID, adopted[0].ID)
 	assert.Equal(t, existing.ID, *adopted[0].AddressScopeID)
-	assert.ElementsMatch(t, []string{poolMarker, "tenant"}, adopted[0].Tags, "and tagged as owned")
+	assert.ElementsMatch(t, []string{poolMarker, poolGroup, "tenant"}, adopted[0].Tags, "and tagged as owned by its group")
 	assert.NotContains(t, fmt.Sprint(e.status("legacy")["message"]), "needs manual action", "its prefixes are no shrink")
 	assert.Equal(t, []any{map[string]any{"id": a1, "cidr": fmt.Sprintf("10.%d.0.0/24", k), "url": nb.URL() + "/ipam/prefixes/" + a1 + "/"},
 		map[string]any{"id": a2, "cidr": fmt.Sprintf("10.%d.1.0/24", k), "url": nb.URL() + "/ipam/prefixes/" + a2 + "/"}},
@@ -302,7 +303,7 @@ func subnetPoolFaults(t *testing.T, b backend) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e, nb := poolsEnv(t, b, true)
-			orphan := e.addPool(e.name("orphan"), false, []string{poolMarker}, "10.200.0.0/24")
+			orphan := e.addPool(e.name("orphan"), false, []string{poolMarker, poolGroup}, "10.200.0.0/24")
 			id := nbPrefix(nb, "10.201.0.0/24")
 			url := nb.URL()
 			if rewrite := c.setup(e, nb); rewrite != nil {
@@ -320,7 +321,7 @@ func subnetPoolFaults(t *testing.T, b backend) {
 			assert.Empty(t, e.writes(), "nothing is written to Neutron from a spec that did not resolve")
 			assert.True(t, slices.ContainsFunc(e.poolsNamed(orphan.Name), func(p subnetPool) bool { return p.ID == orphan.ID }),
 				"no prune while a pool's desired state is unknown")
-			assert.Contains(t, e.logs.String(), "Skipping the prune; CRs failed to reconcile")
+			assert.Contains(t, e.logs.String(), "Skipping the prune of a credential group; its CRs failed to reconcile")
 		})
 	}
 }

@@ -24,6 +24,10 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/status"
 )
 
+// SecretName is the credentials Secret a CR without cloudCredentialsRef.secretName is given: the
+// one a run makes from --clouds.
+const SecretName = "clouds-yaml"
+
 const usage = `usage: openstack-sync run --plugin FILE (--clouds clouds.yaml [--cloud NAME] | --embedded-cloud)
           [--state FILE] [--prune] [--dry-run] [--deleted CR.yaml]... [--set KEY=VALUE]...
           [--namespace NS] [--resource PLURAL] [--source NAME=URL]... [--embedded-nautobot SEED.yaml] CR.yaml...
@@ -343,7 +347,7 @@ func complete(obj map[string]any, namespace, cloud string, deleted bool) error {
 	}
 	ref, _ := spec["cloudCredentialsRef"].(map[string]any)
 	if ref == nil {
-		ref = map[string]any{"secretName": "clouds-yaml"}
+		ref = map[string]any{"secretName": SecretName}
 		spec["cloudCredentialsRef"] = ref
 	}
 	if cloud != "" {
@@ -353,7 +357,7 @@ func complete(obj map[string]any, namespace, cloud string, deleted bool) error {
 		return errors.New("spec.cloudCredentialsRef.cloudName is missing; pass --cloud")
 	}
 	if ref["secretName"] == nil {
-		ref["secretName"] = "clouds-yaml"
+		ref["secretName"] = SecretName
 	}
 	return nil
 }
