@@ -126,6 +126,7 @@ func TestLifecycle(t *testing.T) {
 		require.NotNil(t, rb, "runbook %s missing in Ironic", osName(a[runbooks.kind]))
 		extra, _ := rb["extra"].(map[string]any)
 		assert.Equal(t, runbookMarkerValue, extra[markerKey], "runbook extra: %v", extra)
+		assert.Equal(t, h.groupOf(a[runbooks.kind]), extra[groupKey], "the marker records the CR's credential group")
 		steps, _ := a[runbooks.kind].Object["spec"].(map[string]any)["steps"].([]any)
 		got, _ := rb["steps"].([]any)
 		assert.Len(t, got, len(steps), "runbook steps")
@@ -133,7 +134,7 @@ func TestLifecycle(t *testing.T) {
 		f, err := h.cloud.flavor(ctx, osName(a[routerFlavors.kind]))
 		require.NoError(t, err)
 		require.NotNil(t, f, "router flavor %s missing in Neutron", osName(a[routerFlavors.kind]))
-		assert.Contains(t, f["description"], flavorMarker)
+		assert.Contains(t, f["description"], groupFlavorMarker(h.groupOf(a[routerFlavors.kind])))
 		profiles, _ := f["service_profiles"].([]any)
 		wantProfiles, _, _ := unstructured.NestedSlice(a[routerFlavors.kind].Object, "spec", "service_profiles")
 		require.Len(t, profiles, len(wantProfiles), "profiles bound to the flavor")
@@ -196,7 +197,7 @@ func TestLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, f)
 		assert.True(t, strings.HasPrefix(fmt.Sprint(f["description"]), "edited by e2e"), "flavor description %q", f["description"])
-		assert.Contains(t, f["description"], flavorMarker)
+		assert.Contains(t, f["description"], groupFlavorMarker(h.groupOf(a[routerFlavors.kind])))
 		r, err := h.cloud.segmentRange(ctx, osName(a[segmentRanges.kind]))
 		require.NoError(t, err)
 		require.NotNil(t, r)
@@ -214,6 +215,27 @@ func TestLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, r, "nothing is created with refused credentials")
 	}), "later phases build on this one")
+
+	// Another credential group of the same plugins fails from here on (its Secret's password is
+	// wrong): with per-group prunes (docs/contract.md §7.1) it holds back only its own group's, so
+	// the deletions below still happen. Before, any failing CR skipped every prune of its plugin and
+	// the deleted CRs below kept their finalizers.
+	other := map[string]*unstructured.Unstructured{}
+	require.True(t, t.Run("one group's failing CR holds back no other group's deletion", func(t *testing.T) {
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
+			suffix := "-e2e-other"
+			if k == runbooks {
+				suffix = "_E2E_OTHER" // a trait name
+			}
+			u := renamed(a[k.kind], "-other-group", append(osNameField(k), suffix)...)
+			require.NoError(t, unstructured.SetNestedField(u.Object, badSecret, "spec", "cloudCredentialsRef", "secretName"))
+			other[k.kind] = u
+			h.create(t, ctx, k, u)
+		}
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
+			h.waitStatus(t, ctx, k, other[k.kind].GetName(), "Failed")
+		}
+	}), "the deletions below run beside these failures")
 
 	require.True(t, t.Run("deleting a CR with PRUNE=true deletes the resource, then releases the finalizer", func(t *testing.T) {
 		gone := map[string]func() (bool, error){
@@ -292,10 +314,24 @@ func TestLifecycle(t *testing.T) {
 
 		// The bad-credentials range has shown what it was for. Left in place it fails its hook's
 		// Synchronization, which shell-operator retries in the main queue before the Synchronization
-		// of any hook after it, the subnet pools' among them.
+		// of any hook after it, the subnet pools' among them. So have the other group's CRs; with
+		// PRUNE=false nothing holds their deletion.
 		h.delete(t, ctx, segmentRanges, bad.GetName())
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
+			h.delete(t, ctx, k, other[k.kind].GetName())
+		}
 		h.stopOperator()
 		require.NoError(t, h.startOperator(ctx))
+		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
+			name := other[k.kind].GetName()
+			h.waitFor(t, syncWait, fmt.Sprintf("%s %s to be deleted", k.kind, name), func() (bool, string) {
+				cr := h.getOrNil(t, ctx, k, name)
+				if cr == nil {
+					return true, ""
+				}
+				return false, fmt.Sprintf("still present, finalizers %v", cr.GetFinalizers())
+			})
+		}
 		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			name := b[k.kind].GetName()
 			h.waitFor(t, syncWait, fmt.Sprintf("%s %s to lose the finalizer", k.kind, name), func() (bool, string) {
@@ -332,6 +368,27 @@ func renamed(u *unstructured.Unstructured, suffix string, path ...string) *unstr
 	v, _, _ := unstructured.NestedString(c.Object, field...)
 	_ = unstructured.SetNestedField(c.Object, v+osSuffix, field...)
 	return c
+}
+
+// osNameField is the spec field holding a CR's OpenStack name.
+func osNameField(k kind) []string {
+	if k == runbooks {
+		return []string{"spec", "runbookName"}
+	}
+	return []string{"spec", "name"}
+}
+
+// groupOf is the credential group a CR of the harness's namespace names, as the first-party
+// plugins' markers record it (docs/migrating.md, "Credential groups in the markers").
+func (h *harness) groupOf(u *unstructured.Unstructured) string {
+	secret, _, _ := unstructured.NestedString(u.Object, "spec", "cloudCredentialsRef", "secretName")
+	cloud, _, _ := unstructured.NestedString(u.Object, "spec", "cloudCredentialsRef", "cloudName")
+	return h.namespace + "/" + secret + "/" + cloud
+}
+
+// groupFlavorMarker is the router flavor's marker for group.
+func groupFlavorMarker(group string) string {
+	return strings.TrimSuffix(flavorMarker, "]") + " group=" + group + "]"
 }
 
 // osName is the name a CR's resource has in OpenStack.

@@ -19,7 +19,8 @@ const (
 	markerKey           = "openstack-sync.io/managed-by"
 	runbookMarkerValue  = "ironic-runbooks"
 	profileMarkerValue  = "neutron-router-flavors"
-	flavorMarker        = "[openstack-sync.io/neutron-router-flavors]"
+	flavorMarker        = "[openstack-sync.io/neutron-router-flavors]" // as migrate writes it, before a reconcile adds the group
+	groupKey            = "openstack-sync.io/credential-group"
 	runbookMicroversion = "1.92"
 )
 

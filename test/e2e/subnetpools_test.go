@@ -16,6 +16,9 @@ import (
 // poolTag is the subnet pools plugin's ownership tag (docs/plugins/neutron-subnet-pools.md).
 const poolTag = "openstack-sync.io/managed-by=neutron-subnet-pools"
 
+// poolGroupTag prefixes the tag recording the credential group that owns a pool.
+const poolGroupTag = "openstack-sync.io/credential-group="
+
 // What the subnet pool scenarios of TestLifecycle make in the real Neutron before the operator
 // starts, each uniquely named for this tier: a scope the adopted CR names by id, a hand-made pool
 // that CR adopts by name, and two pools no CR names, one owned (pruned) and one not (kept).
@@ -122,7 +125,7 @@ func (s *poolScenario) prepare(t *testing.T, ctx context.Context) {
 	require.NoError(t, err)
 	owned, err := c.create(ctx, "subnetpools", "subnetpool", map[string]any{"name": e2eOrphanOwned, "prefixes": []string{"10.251.201.0/24"}})
 	require.NoError(t, err)
-	require.NoError(t, c.tagPool(ctx, owned, poolTag))
+	require.NoError(t, c.tagPool(ctx, owned, poolTag, poolGroupTag+s.h.groupOf(s.example)))
 	_, err = c.create(ctx, "subnetpools", "subnetpool", map[string]any{"name": e2eOrphanUnowned, "prefixes": []string{"10.251.202.0/24"}})
 	require.NoError(t, err)
 }
@@ -140,6 +143,7 @@ func (s *poolScenario) checkConverged(t *testing.T, ctx context.Context) {
 	assert.Equal(t, scope["id"], p["address_scope_id"])
 	assert.ElementsMatch(t, []any{"10.4.88.0/24", "204.232.163.128/25"}, p["prefixes"], "the CIDRs are Nautobot's")
 	assert.Contains(t, p["tags"], poolTag)
+	assert.Contains(t, p["tags"], poolGroupTag+s.h.groupOf(s.example), "the tags record the CR's credential group")
 	assert.Equal(t, true, p["shared"])
 	st := s.h.get(t, ctx, subnetPools, s.example.GetName())
 	prefixes, _, _ := unstructured.NestedSlice(st.Object, "status", "prefixes")
@@ -151,7 +155,7 @@ func (s *poolScenario) checkConverged(t *testing.T, ctx context.Context) {
 	assert.Equal(t, s.adoptedID, a["id"], "adopted by name, not created anew")
 	assert.Equal(t, s.scopeID, a["address_scope_id"], "the scope named by id")
 	assert.Equal(t, []any{e2eAdoptedPrefix}, a["prefixes"], "grown to Nautobot's CIDR")
-	assert.ElementsMatch(t, []any{"e2e", poolTag}, a["tags"])
+	assert.ElementsMatch(t, []any{"e2e", poolTag, poolGroupTag + s.h.groupOf(s.adopted)}, a["tags"])
 	assert.EqualValues(t, "28", fmt.Sprint(a["default_prefixlen"]))
 
 	gone, err := c.subnetPool(ctx, e2eOrphanOwned)

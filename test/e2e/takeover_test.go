@@ -216,7 +216,7 @@ func TestTakeover(t *testing.T) {
 	}
 
 	// This project's profile (PRUNE off: its prune would sweep every test's resources): every CR
-	// Synced under its own CRD, with zero creates and zero writes.
+	// Synced under its own CRD, with zero creates and no write but the runbooks' credential group.
 	// Router flavors stay off: with PRUNE=false the plugin still sweeps owned profiles bound to no
 	// flavor, which may be another test's.
 	values = tkoValues(t, h, "openstack-sync", map[string]bool{"ironicRunbooks": false, "neutronSegmentRanges": false})
@@ -235,8 +235,19 @@ func TestTakeover(t *testing.T) {
 	assert.Equal(t, "takeover routers "+flavorMarker, final["fl/tko-flavor"][1], "the flavor carries this project's marker")
 	assert.Contains(t, final["sp/"+profileID][1], markerKey, "and so does its profile, still bound")
 	assert.Contains(t, final["fl/tko-flavor"][2], profileID)
-	for _, n := range []string{"rb/CUSTOM_TKO_KEEP", "rb/CUSTOM_TKO_KEEP2", "sr/tko-keep", "fl/tko-flavor", "sp/" + profileID} {
+	for _, n := range []string{"sr/tko-keep", "fl/tko-flavor", "sp/" + profileID} {
 		assert.Equal(t, moved[n], final[n], "%s: unchanged under this project's profile", n)
+	}
+	// migrate writes this project's marker without a credential group: each runbook's first
+	// reconcile adds its CR's (docs/migrating.md, "Credential groups in the markers"), its only write.
+	for _, n := range []string{"rb/CUSTOM_TKO_KEEP", "rb/CUSTOM_TKO_KEEP2"} {
+		require.Len(t, final[n], 3, n)
+		assert.Equal(t, moved[n][0], final[n][0], "%s: the same runbook", n)
+		var was, now map[string]any
+		require.NoError(t, json.Unmarshal([]byte(moved[n][2]), &was))
+		require.NoError(t, json.Unmarshal([]byte(final[n][2]), &now))
+		was[groupKey] = tkoNS + "/" + secret + "/local-system"
+		assert.Equal(t, was, now, "%s: its extra gained its credential group, and nothing else changed", n)
 	}
 	assert.Equal(t, before["sr/understack-sr:tko-keep"][:1], final["sr/tko-keep"][:1], "the range is the one the original made (same id)")
 }
