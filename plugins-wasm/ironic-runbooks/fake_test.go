@@ -229,7 +229,7 @@ func mineOf() ownership {
 }
 
 func mine() markerSet {
-	m, err := markersOf[compat.OpenStackSync].inGroup(pdktest.Group)
+	m, err := markersOf[compat.OpenStackSync].InGroup(pdktest.Group)
 	if err != nil {
 		panic(err)
 	}

@@ -17,7 +17,7 @@ import (
 // deletes only its own runbooks: never another group's, nor one whose group is unknown.
 func TestTheMarkerRecordsTheGroup(t *testing.T) {
 	legacy := markersOf[compat.OpenStackSync].keys() // as every earlier version wrote it
-	teamB, err := markersOf[compat.OpenStackSync].inGroup(pdk.Credentials{Namespace: "team-b", SecretName: "clouds", CloudName: "prod"})
+	teamB, err := markersOf[compat.OpenStackSync].InGroup(pdk.Credentials{Namespace: "team-b", SecretName: "clouds", CloudName: "prod"})
 	require.NoError(t, err)
 	add := func(f *fakeIronic, uuid, name string, extra map[string]any) {
 		f.runbooks = append(f.runbooks, map[string]any{"uuid": uuid, "name": name, "public": true, "owner": nil,

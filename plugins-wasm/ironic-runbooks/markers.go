@@ -18,7 +18,7 @@ type markerSet struct {
 	// group is the key recording the credential group that owns the runbook (compat.Group), under
 	// a profile that prunes per group; "" under the original's, whose marker records none.
 	group string
-	// groupValue is the group of the request in hand (inGroup): the one a reconcile writes and
+	// groupValue is the group of the request in hand (InGroup): the one a reconcile writes and
 	// a prune deletes for.
 	groupValue string
 }
@@ -48,9 +48,9 @@ func (m markerSet) keys() map[string]any {
 	return k
 }
 
-// inGroup is m for the credential group of the request in hand (a no-op under a profile whose
+// InGroup is m for the credential group of the request in hand (a no-op under a profile whose
 // marker records no group).
-func (m markerSet) inGroup(c pdk.Credentials) (markerSet, error) {
+func (m markerSet) InGroup(c pdk.Credentials) (markerSet, error) {
 	if m.group == "" {
 		return m, nil
 	}
@@ -110,15 +110,9 @@ func ownershipOf(p compat.Profile) ownership { return compat.OwnershipOf(p, mark
 
 func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.OwnershipFor(ctx, markersOf) }
 
-// groupOwnership is the hook's profile's view for the credential group of a request: checked
-// before any request is sent.
+// groupOwnership is the hook's profile's view for the credential group of a request.
 func groupOwnership(ctx *pdk.Context, c pdk.Credentials) (ownership, error) {
-	o, err := ownershipFor(ctx)
-	if err != nil {
-		return o, err
-	}
-	o.Own, err = o.Own.inGroup(c)
-	return o, err
+	return compat.OwnershipForGroup(ctx, markersOf, c)
 }
 
 // foreign reports the error of a runbook that carries only the other profile's marker, or this

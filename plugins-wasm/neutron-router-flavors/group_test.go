@@ -18,7 +18,7 @@ import (
 // group's prune deletes only its own flavors and profiles: never another group's, nor a flavor
 // whose group is unknown.
 func TestTheMarkersRecordTheGroup(t *testing.T) {
-	teamB, err := markersOf[compat.OpenStackSync].inGroup(pdk.Credentials{Namespace: "team-b", SecretName: "clouds", CloudName: "prod"})
+	teamB, err := markersOf[compat.OpenStackSync].InGroup(pdk.Credentials{Namespace: "team-b", SecretName: "clouds", CloudName: "prod"})
 	require.NoError(t, err)
 	legacy := markersOf[compat.OpenStackSync]
 	metainfo := func(m markerSet, meta map[string]any) string {

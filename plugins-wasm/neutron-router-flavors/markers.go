@@ -23,7 +23,7 @@ type markerSet struct {
 	// recording it inside the flavor's marker ("[... group=<group>]"), under a profile that prunes
 	// per group (compat.Group); "" under the original's, whose markers record none.
 	group string
-	// groupValue is the group of the request in hand (inGroup).
+	// groupValue is the group of the request in hand (InGroup).
 	groupValue string
 }
 
@@ -52,9 +52,9 @@ func (m markerSet) keys() []string {
 	return []string{m.owner, m.version, m.source, m.group}
 }
 
-// inGroup is m for the credential group of the request in hand (a no-op under a profile whose
+// InGroup is m for the credential group of the request in hand (a no-op under a profile whose
 // markers record no group).
-func (m markerSet) inGroup(c pdk.Credentials) (markerSet, error) {
+func (m markerSet) InGroup(c pdk.Credentials) (markerSet, error) {
 	if m.group == "" {
 		return m, nil
 	}
@@ -186,12 +186,7 @@ func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.Ownership
 
 // groupOwnership is the hook's profile's view for the credential group of a request.
 func groupOwnership(ctx *pdk.Context, c pdk.Credentials) (ownership, error) {
-	o, err := ownershipFor(ctx)
-	if err != nil {
-		return o, err
-	}
-	o.Own, err = o.Own.inGroup(c)
-	return o, err
+	return compat.OwnershipForGroup(ctx, markersOf, c)
 }
 
 // foreignFlavor is the error of a flavor carrying only the other profile's marker, or this

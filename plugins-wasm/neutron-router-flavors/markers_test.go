@@ -8,7 +8,7 @@ import (
 // ours is this project's marker for pdktest's credential group (pdktest.Group), which its
 // requests name, for tests of the default profile.
 var ours = func() markerSet {
-	m, err := markersOf[compat.OpenStackSync].inGroup(pdktest.Group)
+	m, err := markersOf[compat.OpenStackSync].InGroup(pdktest.Group)
 	if err != nil {
 		panic(err)
 	}

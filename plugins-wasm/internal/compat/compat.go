@@ -123,3 +123,20 @@ func OwnershipFor[M any](ctx *pdk.Context, table map[Profile]M) (Ownership[M], e
 	}
 	return OwnershipOf(p, table), nil
 }
+
+// Grouped is a marker that can record the credential group of a request (compat.Group): InGroup
+// returns it for c's group, and a no-op for a profile whose marker records none.
+type Grouped[M any] interface {
+	InGroup(c pdk.Credentials) (M, error)
+}
+
+// OwnershipForGroup is the view of the hook's profile (OwnershipFor) for the credential group of
+// a request, checked before any request is sent.
+func OwnershipForGroup[M Grouped[M]](ctx *pdk.Context, table map[Profile]M, c pdk.Credentials) (Ownership[M], error) {
+	o, err := OwnershipFor(ctx, table)
+	if err != nil {
+		return o, err
+	}
+	o.Own, err = o.Own.InGroup(c)
+	return o, err
+}
