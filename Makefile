@@ -5,7 +5,7 @@ BIN := bin
 # Where wazero keeps compiled plugins between processes.
 export OPENSTACK_SYNC_CACHE_DIR ?= $(CURDIR)/.cache/wazero
 
-.PHONY: help build plugins image test lint e2e demo bench bench-native bench-micro chart-update mutate fuzz
+.PHONY: help build plugins image test lint e2e demo bench bench-native bench-micro chart-update mutate fuzz release
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -21,6 +21,14 @@ plugins: ## build every plugin to bin/plugins/<name>.wasm (reproducible: -trimpa
 
 image: ## the operator image without a container engine, as an OCI layout in bin/image/layout (docs/operators/install.md)
 	hack/build-image.sh $(BIN)/image
+
+# The release's version: the tag at HEAD, else a Go pseudo-version of HEAD. Tag a release as both
+# vX.Y.Z and pdk/vX.Y.Z (the PDK is a module in pdk/), then make release VERSION=vX.Y.Z.
+VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || \
+	TZ=UTC git log -1 --format='v0.0.0-%cd-%h' --date=format-local:%Y%m%d%H%M%S --abbrev=12)
+RELEASE_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+release: ## reproducible, checksummed archives in bin/release: the host and dev binaries per platform, the PDK source, the Go modules as a module proxy (docs/writing-plugins.md)
+	$(GO) run ./hack/release --version $(VERSION) --out $(BIN)/release --platforms $(RELEASE_PLATFORMS)
 
 test: ## the unit and host tiers: every Go module, the chart when helm is available
 	hack/test.sh

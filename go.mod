@@ -8,6 +8,7 @@ require (
 	github.com/openstack-sync/openstack-sync/pdk v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	github.com/tetratelabs/wazero v1.12.0
+	golang.org/x/mod v0.39.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/time v0.14.0
 	gopkg.in/evanphx/json-patch.v4 v4.13.0

@@ -66,6 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "hook":
 		return hookCommand(ctx, args[1:], os.LookupEnv, stdout, stderr)
 	case "plugin":
+		plugincmd.Version = releaseVersion()
 		return plugincmd.Main(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runcmd.Main(ctx, args[1:], stdout, stderr)
@@ -80,6 +81,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "openstack-sync: unknown command %q\n%s", args[0], usage)
 	return hook.ExitUsage
+}
+
+// releaseVersion is the version of a released binary: set at build time (make release), or the
+// module version go install fetched (it then has a checksum). A build in a checkout has none, even
+// where go stamps one from git (a commit that may exist nowhere else, or +dirty).
+func releaseVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Sum != "" {
+		return bi.Main.Version
+	}
+	return ""
 }
 
 func versionString() string {

@@ -26,13 +26,16 @@ func repoRoot() string {
 
 const docPath = "docs/writing-plugins.md"
 
+// docVersion is the release the page's step 1 installs.
+const docVersion = "v0.1.0"
+
 // instead are the documented commands CI cannot run as written, each with what it runs in their
 // place and why. An entry that matches no line of the page fails the test: the page changed and
 // this table must follow.
 var instead = map[string]struct{ run, why string }{
-	"git init && git submodule add https://github.com/openstack-sync/openstack-sync third_party/openstack-sync": {
-		`mkdir -p third_party && ln -s "$REPO" third_party/openstack-sync`,
-		"the repository is not public yet: the checkout under test stands in for the submodule"},
+	"cp ~/Downloads/openstack-sync-release/* .": {
+		`cp "$RELEASE"/* .`,
+		"the release of the checkout under test (make release's tool, without the per-platform binaries: the page installs them with go install) stands in for the download"},
 	"openstack-sync plugin push plugin.wasm registry.example/team/neutron-address-scopes:0.3.1": {
 		`REF=$(openstack-sync plugin push plugin.wasm "$REGISTRY"/team/neutron-address-scopes:0.3.1) && echo "$REF"`,
 		"the printed reference is kept for the commands that use it"},
@@ -165,13 +168,20 @@ func TestWritingPluginsCommands(t *testing.T) {
 	sh := script(t, string(raw))
 
 	work := t.TempDir()
+	// The release the page starts from: its modules archive is the Go module proxy the page's go
+	// install and go mod tidy fetch openstack-sync from.
+	release := filepath.Join(work, "release")
+	build := exec.Command("go", "run", "./hack/release", "--version", docVersion, "--out", release, "--platforms", "")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "make release: %s", out)
+	// go install writes the binaries to GOBIN, which a reader has on PATH. The module cache is the
+	// test's own, so the modules at docVersion never reach the machine's; third-party modules come
+	// from the machine's cache as from a proxy (no network), and the checksum database is off
+	// for the same reason (the page's GONOSUMDB covers only openstack-sync's modules).
 	bin := filepath.Join(work, "bin")
-	for _, cmd := range []string{"openstack-sync", "openstack-sync-dev"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, cmd), "./host/cmd/"+cmd)
-		build.Dir = root
-		out, err := build.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-	}
+	gomodcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
 
 	cloud := fakecloud.New(fakecloud.Options{})
 	t.Cleanup(cloud.Close)
@@ -205,16 +215,20 @@ func TestWritingPluginsCommands(t *testing.T) {
 
 	cmd := exec.Command("bash", "-c", sh)
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"REPO="+root, "FIXTURES="+fixtures, "REGISTRY="+strings.TrimPrefix(reg.URL, "http://"), "HELM="+helm,
-		"GOWORK=off", "GOFLAGS=-mod=mod", "OPENSTACK_SYNC_CACHE_DIR="+filepath.Join(work, "cache"))
-	out, err := cmd.CombinedOutput()
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin,
+		"REPO="+root, "RELEASE="+release, "FIXTURES="+fixtures, "REGISTRY="+strings.TrimPrefix(reg.URL, "http://"), "HELM="+helm,
+		"GOWORK=off", "GOFLAGS=-mod=mod -modcacherw", "GOMODCACHE="+filepath.Join(work, "gomodcache"),
+		"GOPROXY=file://"+filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download"), "GOSUMDB=off",
+		"OPENSTACK_SYNC_CACHE_DIR="+filepath.Join(work, "cache"))
+	out, err = cmd.CombinedOutput()
 	t.Logf("script:\n%s\noutput:\n%s", sh, out)
 	require.NoError(t, err)
 
 	text := string(out)
-	mod := filepath.Join(work, "neutron-address-scopes")
+	mod := filepath.Join(work, "my-plugins", "neutron-address-scopes")
 	for _, want := range []string{
+		"openstack-sync " + docVersion + "\n", // go install fetched the release's module
+		"openstack-sync-modules-" + docVersion + ".tar.gz: OK",
 		"ok  \texample.org/neutron-address-scopes", // make test: unit tests and the conformance kit
 		"--- PASS: TestConformance/cleanup",        // the page's own suite file, run as the page says
 		"name:         neutron-address-scopes",
@@ -229,6 +243,10 @@ func TestWritingPluginsCommands(t *testing.T) {
 	} {
 		assert.Contains(t, text, want)
 	}
+	gomod, err := os.ReadFile(filepath.Join(mod, "go.mod"))
+	require.NoError(t, err)
+	assert.Contains(t, string(gomod), "github.com/openstack-sync/openstack-sync/pdk "+docVersion+"\n", "plugin new requires the release")
+	assert.NotContains(t, string(gomod), "replace", "a released openstack-sync needs no checkout")
 	_, err = os.Stat(filepath.Join(mod, "scopes.wasm"))
 	assert.NoError(t, err, "plugin pull wrote scopes.wasm")
 	rendered, err := os.ReadFile(filepath.Join(mod, "rendered.yaml"))

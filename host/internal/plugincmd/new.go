@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"golang.org/x/mod/semver"
+
 	"github.com/openstack-sync/openstack-sync/host/internal/scaffold"
 )
 
@@ -20,8 +22,8 @@ func newPlugin(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Kind, "kind", "", "the CRD's kind (default from NAME, e.g. KeystoneProject)")
 	fs.StringVar(&o.Path, "path", "", "a Neutron collection openstack-sync does not know, e.g. v2.0/widgets (generic: the embedded cloud predicts little)")
 	fs.StringVar(&o.Key, "key", "", "with --path: the collection's singular body key (default from the path, e.g. widget)")
-	fs.StringVar(&o.PDK, "pdk", "", "replace path of the PDK module, relative to the module (default ./third_party/openstack-sync/pdk)")
-	fs.StringVar(&o.HostModule, "host-module", "", "replace path of the openstack-sync module (default ./third_party/openstack-sync)")
+	fs.StringVar(&o.PDK, "pdk", "", "replace the PDK module with this path, relative to the module (default, in a binary built from a checkout: ./third_party/openstack-sync/pdk)")
+	fs.StringVar(&o.HostModule, "host-module", "", "replace the openstack-sync module with this path (default, in a binary built from a checkout: ./third_party/openstack-sync)")
 	// Flags may come after NAME too: parse what follows each name again.
 	var names []string
 	for {
@@ -38,7 +40,7 @@ func newPlugin(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "openstack-sync plugin new: want exactly one NAME, e.g. keystone-projects")
 		return exitUsage
 	}
-	o.Name, o.Ownership = names[0], scaffold.Ownership(ownership)
+	o.Name, o.Ownership, o.Version = names[0], scaffold.Ownership(ownership), Version
 	if *dir == "" {
 		*dir = o.Name
 	}
@@ -51,6 +53,10 @@ func newPlugin(args []string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s\n", f)
 	}
-	fmt.Fprintf(stdout, "next: put openstack-sync's source where go.mod's replace lines point, then\n  cd %s && go mod tidy && make test build\n", *dir)
+	if semver.IsValid(o.Version) && o.PDK == "" && o.HostModule == "" {
+		fmt.Fprintf(stdout, "next: cd %s && go mod tidy && make test build\n", *dir)
+	} else {
+		fmt.Fprintf(stdout, "next: put openstack-sync's source where go.mod's replace lines point, then\n  cd %s && go mod tidy && make test build\n", *dir)
+	}
 	return exitOK
 }

@@ -40,6 +40,10 @@ commands:
           fetch a pushed module, pinned by its manifest digest unless --allow-tag
 `
 
+// Version is the binary's version (main sets it): plugin new requires the openstack-sync modules
+// at it when it is a semantic version, and replaces them with a checkout when it is not.
+var Version string
+
 // Main runs one plugin command.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {

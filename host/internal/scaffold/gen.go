@@ -17,6 +17,8 @@ type model struct {
 	Options
 	Known                       bool
 	Plural, Singular, EnvPrefix string
+	ModVersion                  string // the openstack-sync modules' version in go.mod
+	Replace                     bool   // go.mod replaces them with a checkout
 	res                         *osapi.Resource
 	fields                      []field
 }

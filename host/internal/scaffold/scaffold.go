@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
+	"golang.org/x/mod/semver"
 	"io/fs"
 	"maps"
 	"os"
@@ -52,8 +53,14 @@ type Options struct {
 	// Path and Key describe a Neutron collection openstack-sync does not know (its path and
 	// singular body key); the plugin is then generic and the embedded cloud predicts little.
 	Path, Key string
-	// PDK and HostModule are the replace targets of the openstack-sync modules until they can
-	// be fetched; defaults ./third_party/openstack-sync/pdk and ./third_party/openstack-sync.
+	// Version is the openstack-sync release the module requires (the version of the binary
+	// that writes it, e.g. v0.1.0): go.mod then requires both openstack-sync modules at it and
+	// go fetches them (from the public proxy once published, from the release's module archive
+	// until then). Without a version (a binary built from a checkout), or with PDK or HostModule
+	// set, go.mod replaces the modules with a checkout instead.
+	Version string
+	// PDK and HostModule are the replace targets of the openstack-sync modules; defaults
+	// ./third_party/openstack-sync/pdk and ./third_party/openstack-sync.
 	PDK, HostModule string
 }
 
@@ -156,11 +163,17 @@ func (o Options) derive() (*model, error) {
 			m.Kind += strings.ToUpper(w[:1]) + w[1:]
 		}
 	}
-	if m.PDK == "" {
-		m.PDK = "./third_party/openstack-sync/pdk"
-	}
-	if m.HostModule == "" {
-		m.HostModule = "./third_party/openstack-sync"
+	m.ModVersion = "v0.0.0"
+	if semver.IsValid(o.Version) && o.PDK == "" && o.HostModule == "" {
+		m.ModVersion = o.Version
+	} else {
+		m.Replace = true
+		if m.PDK == "" {
+			m.PDK = "./third_party/openstack-sync/pdk"
+		}
+		if m.HostModule == "" {
+			m.HostModule = "./third_party/openstack-sync"
+		}
 	}
 	switch {
 	case !groupRE.MatchString(m.Group):

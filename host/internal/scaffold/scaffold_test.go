@@ -51,6 +51,28 @@ func TestDerive(t *testing.T) {
 	}
 }
 
+// TestGoModFollowsTheRelease: a released binary writes a go.mod that requires the openstack-sync
+// modules at its own version and replaces nothing; a binary built from a checkout, or --pdk, points
+// relative replace lines at a checkout.
+func TestGoModFollowsTheRelease(t *testing.T) {
+	gomod := func(o Options) string {
+		dir := filepath.Join(t.TempDir(), o.Name)
+		_, err := Write(dir, o)
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		require.NoError(t, err)
+		return string(b)
+	}
+	released := gomod(Options{Name: "keystone-projects", Version: "v0.3.1"})
+	assert.Contains(t, released, "\tgithub.com/openstack-sync/openstack-sync v0.3.1\n\tgithub.com/openstack-sync/openstack-sync/pdk v0.3.1\n")
+	assert.NotContains(t, released, "replace")
+	for _, o := range []Options{{Name: "keystone-projects", Version: "(devel)"}, {Name: "keystone-projects", Version: "v0.3.1", PDK: "../pdk"}} {
+		dev := gomod(o)
+		assert.Contains(t, dev, "\tgithub.com/openstack-sync/openstack-sync/pdk v0.0.0\n")
+		assert.Contains(t, dev, "replace github.com/openstack-sync/openstack-sync => ./third_party/openstack-sync\n")
+	}
+}
+
 func TestBadOptions(t *testing.T) {
 	cases := []struct {
 		o    Options
