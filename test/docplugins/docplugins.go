@@ -88,3 +88,35 @@ func (p Plugin) CR(name string) (kind string, spec map[string]any, ok bool) {
 	}
 	return "", nil, false
 }
+
+// ShellBlocks returns the fenced sh blocks of the page doc whose first line contains marker, in
+// order, each as its command lines (a line ending in a backslash joined with the next).
+func ShellBlocks(repoRoot, doc, marker string) ([][]string, error) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, doc))
+	if err != nil {
+		return nil, err
+	}
+	var blocks [][]string
+	var cur []string
+	in, pending := false, ""
+	for _, l := range strings.Split(string(raw), "\n") {
+		switch {
+		case !in && l == "```sh":
+			in, cur = true, nil
+		case in && strings.HasPrefix(l, "```"):
+			in = false
+			if len(cur) > 0 && strings.Contains(cur[0], marker) {
+				blocks = append(blocks, cur)
+			}
+		case in && strings.HasSuffix(l, "\\"):
+			pending += strings.TrimSuffix(l, "\\")
+		case in:
+			cur = append(cur, pending+l)
+			pending = ""
+		}
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("%s has no sh block marked %q", doc, marker)
+	}
+	return blocks, nil
+}

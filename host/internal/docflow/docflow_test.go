@@ -53,6 +53,10 @@ var instead = map[string]struct{ run, why string }{
 		"no cluster in the fast tier: the chart renders the same values (helm install is test/e2e's)"},
 }
 
+// e2eBlock marks, in a block's first line, a block that test/e2e runs (it needs a cluster and a
+// real cloud); this test leaves it out.
+const e2eBlock = "(make e2e runs this block)"
+
 // placeholders stand for what the reader has at that point of the page.
 var placeholders = strings.NewReplacer(
 	"registry.example", `$REGISTRY`,
@@ -108,6 +112,9 @@ func script(t *testing.T, doc string) string {
 	used := map[string]bool{}
 	for _, blk := range parse(doc) {
 		switch {
+		case blk.lang == "sh" && len(blk.lines) > 0 && strings.Contains(blk.lines[0], e2eBlock):
+			// A block that needs a cluster and a real cloud: test/e2e runs it as written.
+			fmt.Fprintf(&b, "# %s:%d: %s\n", docPath, blk.line, e2eBlock)
 		case blk.lang == "sh":
 			fmt.Fprintf(&b, "# %s:%d\n", docPath, blk.line)
 			for _, l := range blk.lines {
