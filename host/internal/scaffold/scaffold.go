@@ -182,9 +182,9 @@ func (o Options) derive() (*model, error) {
 		return nil, fmt.Errorf("kind %q: want CamelCase, e.g. KeystoneProject", m.Kind)
 	case !moduleRE.MatchString(m.Module):
 		return nil, fmt.Errorf("module %q: want a Go module path (letters, digits, '-', '.', '_', '~' in /-separated elements), e.g. example.org/neutron-address-scopes", m.Module)
-	case !replaceRE.MatchString(m.PDK):
+	case m.Replace && !replaceRE.MatchString(m.PDK):
 		return nil, fmt.Errorf("pdk %q: want a path without spaces, quotes or control characters", m.PDK)
-	case !replaceRE.MatchString(m.HostModule):
+	case m.Replace && !replaceRE.MatchString(m.HostModule):
 		return nil, fmt.Errorf("host-module %q: want a path without spaces, quotes or control characters", m.HostModule)
 	}
 	if m.Ownership == "" {
