@@ -31,8 +31,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
+	"golang.org/x/mod/sumdb/dirhash"
 	modzip "golang.org/x/mod/zip"
 )
 
@@ -175,7 +177,13 @@ func proxy(repo, version, out string, files []string, stamp time.Time) (string, 
 	defer os.RemoveAll(dir)
 	root := "openstack-sync-modules-" + version
 	var entries []entry
-	for _, m := range []struct{ path, subdir string }{{rootModule, ""}, {pdkModule, "pdk"}} {
+	// The PDK first: the root module requires it, and its go.sum names the PDK zip's hash.
+	sums := map[string][]byte{}
+	for _, m := range []struct{ path, subdir string }{{pdkModule, "pdk"}, {rootModule, ""}} {
+		gomod, gosum, err := released(repo, m.subdir, version, sums)
+		if err != nil {
+			return "", err
+		}
 		var mf []modzip.File
 		for _, f := range files {
 			rel := f
@@ -188,7 +196,14 @@ func proxy(repo, version, out string, files []string, stamp time.Time) (string, 
 			if m.subdir == "" && inNestedModule(repo, f) {
 				continue
 			}
-			mf = append(mf, file{path: rel, src: filepath.Join(repo, f)})
+			switch rel {
+			case "go.mod":
+				mf = append(mf, file{path: rel, data: gomod})
+			case "go.sum":
+				mf = append(mf, file{path: rel, data: gosum})
+			default:
+				mf = append(mf, file{path: rel, src: filepath.Join(repo, f)})
+			}
 		}
 		escaped, err := module.EscapePath(m.path)
 		if err != nil {
@@ -202,10 +217,10 @@ func proxy(repo, version, out string, files []string, stamp time.Time) (string, 
 		if err := modzip.Create(&zb, module.Version{Path: m.path, Version: version}, mf); err != nil {
 			return "", fmt.Errorf("the module zip of %s: %w", m.path, err)
 		}
-		mod, err := os.ReadFile(filepath.Join(repo, m.subdir, "go.mod"))
-		if err != nil {
+		if sums[m.path], err = sumLines(m.path, version, zb.Bytes(), gomod); err != nil {
 			return "", err
 		}
+		mod := gomod
 		info, _ := json.Marshal(map[string]string{"Version": version, "Time": stamp.Format(time.RFC3339)})
 		for name, body := range map[string][]byte{version + ".zip": zb.Bytes(), version + ".mod": mod,
 			version + ".info": info, "list": []byte(version + "\n")} {
@@ -231,12 +246,121 @@ func inNestedModule(repo, f string) bool {
 	return false
 }
 
-// file is a file of a module zip.
-type file struct{ path, src string }
+// released is a module's go.mod and go.sum as its release tag holds them: the other
+// openstack-sync modules it requires at the release's version, with the checkout's replace
+// lines into them dropped (go install PKG@VERSION refuses a module with replace lines, and a
+// module required at a version resolves through the proxy), and go.sum naming their hashes.
+// sums holds the go.sum lines of the modules written before.
+func released(repo, subdir, version string, sums map[string][]byte) (gomod, gosum []byte, err error) {
+	path := filepath.Join(repo, subdir, "go.mod")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := modfile.Parse(path, raw, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	gosum, err = os.ReadFile(filepath.Join(repo, subdir, "go.sum"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path != rootModule && r.Mod.Path != pdkModule {
+			continue
+		}
+		lines, ok := sums[r.Mod.Path]
+		if !ok {
+			return nil, nil, fmt.Errorf("%s requires %s, which the release writes after it", f.Module.Mod.Path, r.Mod.Path)
+		}
+		if err := f.AddRequire(r.Mod.Path, version); err != nil {
+			return nil, nil, err
+		}
+		if err := f.DropReplace(r.Mod.Path, ""); err != nil {
+			return nil, nil, err
+		}
+		gosum = append(gosum, lines...)
+	}
+	for _, r := range f.Replace {
+		if r.Old.Path == rootModule || r.Old.Path == pdkModule {
+			return nil, nil, fmt.Errorf("%s replaces %s without requiring it", f.Module.Mod.Path, r.Old.Path)
+		}
+	}
+	f.Cleanup()
+	if gomod, err = f.Format(); err != nil {
+		return nil, nil, err
+	}
+	return gomod, sortedLines(gosum), nil
+}
 
-func (f file) Path() string                 { return f.path }
-func (f file) Lstat() (fs.FileInfo, error)  { return os.Lstat(f.src) }
-func (f file) Open() (io.ReadCloser, error) { return os.Open(f.src) }
+// sumLines are a module's go.sum lines: the hashes of its zip and of its go.mod.
+func sumLines(path, version string, zipBytes, gomod []byte) ([]byte, error) {
+	tmp, err := os.CreateTemp("", "openstack-sync-module-*.zip")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(zipBytes); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	zh, err := dirhash.HashZip(tmp.Name(), dirhash.Hash1)
+	if err != nil {
+		return nil, err
+	}
+	mh, err := dirhash.Hash1([]string{"go.mod"}, func(string) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(gomod)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, "%s %s %s\n%s %s/go.mod %s\n", path, version, zh, path, version, mh), nil
+}
+
+// sortedLines sorts a go.sum's lines, as the go command writes them.
+func sortedLines(b []byte) []byte {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	slices.Sort(lines)
+	return []byte(strings.Join(slices.Compact(lines), "\n") + "\n")
+}
+
+// file is a file of a module zip: a file of the checkout, or data written for the release.
+type file struct {
+	path, src string
+	data      []byte
+}
+
+func (f file) Path() string { return f.path }
+
+func (f file) Lstat() (fs.FileInfo, error) {
+	if f.data != nil {
+		return dataInfo{name: filepath.Base(f.path), size: int64(len(f.data))}, nil
+	}
+	return os.Lstat(f.src)
+}
+
+func (f file) Open() (io.ReadCloser, error) {
+	if f.data != nil {
+		return io.NopCloser(bytes.NewReader(f.data)), nil
+	}
+	return os.Open(f.src)
+}
+
+// dataInfo describes a file written for the release.
+type dataInfo struct {
+	name string
+	size int64
+}
+
+func (d dataInfo) Name() string       { return d.name }
+func (d dataInfo) Size() int64        { return d.size }
+func (d dataInfo) Mode() fs.FileMode  { return 0o644 }
+func (d dataInfo) ModTime() time.Time { return time.Time{} }
+func (d dataInfo) IsDir() bool        { return false }
+func (d dataInfo) Sys() any           { return nil }
 
 // entry is a file of an archive.
 type entry struct {

@@ -59,11 +59,19 @@ func TestReleaseIsReproducibleAndFetchable(t *testing.T) {
 		"GOWORK=off", "GOSUMDB=off", "CGO_ENABLED=0",
 		"GOPROXY=file://"+filepath.Join(modules, "openstack-sync-modules-"+testVersion, "goproxy")+
 			",file://"+filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download"))
+	// The host's module requires the PDK's at the release's version, with no replace line: go
+	// install PKG@VERSION refuses a module with one, and a replace does not apply to a dependency.
+	hostMod, err := os.ReadFile(filepath.Join(modules, "openstack-sync-modules-"+testVersion, "goproxy",
+		"github.com", "openstack-sync", "openstack-sync", "@v", testVersion+".mod"))
+	require.NoError(t, err)
+	assert.Contains(t, string(hostMod), "\tgithub.com/openstack-sync/openstack-sync/pdk "+testVersion+"\n")
+	assert.NotContains(t, string(hostMod), "replace")
 	mod := t.TempDir()
 	gobin := t.TempDir()
 	for _, args := range [][]string{
 		{"mod", "init", "example.org/p"},
 		{"get", "github.com/openstack-sync/openstack-sync/pdk@" + testVersion},
+		{"get", "github.com/openstack-sync/openstack-sync@" + testVersion}, // the kit, as a plugin new module requires it
 		{"install", "-trimpath", "github.com/openstack-sync/openstack-sync/host/cmd/openstack-sync@" + testVersion},
 	} {
 		cmd := exec.Command("go", args...)
