@@ -186,6 +186,10 @@ func TestWritingPluginsCommands(t *testing.T) {
 	// test's own, so the modules at docVersion never reach the machine's; third-party modules come
 	// from the machine's cache as from a proxy (no network), and the checksum database is off
 	// for the same reason (the page's GONOSUMDB covers only openstack-sync's modules).
+	// -trimpath keeps the module cache's path out of the build cache's keys: without it every run
+	// compiles the host and its dependencies again from its own temporary module cache (minutes on
+	// two cores), with it they come from the build cache of an earlier run or of hack/release's
+	// test, which installs the same way.
 	bin := filepath.Join(work, "bin")
 	gomodcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	require.NoError(t, err)
@@ -224,7 +228,7 @@ func TestWritingPluginsCommands(t *testing.T) {
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin,
 		"REPO="+root, "RELEASE="+release, "FIXTURES="+fixtures, "REGISTRY="+strings.TrimPrefix(reg.URL, "http://"), "HELM="+helm,
-		"GOWORK=off", "GOFLAGS=-mod=mod -modcacherw", "GOMODCACHE="+filepath.Join(work, "gomodcache"),
+		"GOWORK=off", "GOFLAGS=-mod=mod -modcacherw -trimpath", "GOMODCACHE="+filepath.Join(work, "gomodcache"),
 		"GOPROXY=file://"+filepath.Join(strings.TrimSpace(string(gomodcache)), "cache", "download"), "GOSUMDB=off",
 		"OPENSTACK_SYNC_CACHE_DIR="+filepath.Join(work, "cache"))
 	out, err = cmd.CombinedOutput()
