@@ -182,8 +182,6 @@ type ownership = compat.Ownership[markerSet]
 
 func ownershipOf(p compat.Profile) ownership { return compat.OwnershipOf(p, markersOf) }
 
-func ownershipFor(ctx *pdk.Context) (ownership, error) { return compat.OwnershipFor(ctx, markersOf) }
-
 // groupOwnership is the hook's profile's view for the credential group of a request.
 func groupOwnership(ctx *pdk.Context, c pdk.Credentials) (ownership, error) {
 	return compat.OwnershipForGroup(ctx, markersOf, c)
