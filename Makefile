@@ -36,7 +36,7 @@ test: ## the unit and host tiers: every Go module, the chart when helm is availa
 lint: ## gofmt, go mod tidy, go vet (native and wasip1), staticcheck; the PDK API baseline; stale doc references
 	hack/lint.sh
 
-fuzz: ## every fuzz target run by the fuzzing engine for FUZZTIME each (default 5s), not only its seed corpus
+fuzz: ## every fuzz target run by the fuzzing engine for FUZZTIME each (default 3s), not only its seed corpus
 	hack/fuzz.sh
 
 mutate: ## break each framework safety rule in a temporary copy and check a test fails (docs/reliability.md)

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # make fuzz: every fuzz target of the repository's Go modules run by the fuzzing engine for a
-# bounded time (FUZZTIME each, default 5s), not only its seed corpus as go test runs it. The
+# bounded time (FUZZTIME each, default 3s), not only its seed corpus as go test runs it. The
 # targets are found, not listed, so a new one is run without anyone remembering to add it.
 # A failing input is written to the package's testdata/fuzz/<Target>/ by go test: commit it with
 # the fix, and go test then runs it as a seed for ever.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzztime=${FUZZTIME:-5s}
+fuzztime=${FUZZTIME:-3s}
 
 fail=0 n=0 t0=$SECONDS
 for mod in . pdk plugins-wasm; do
