@@ -69,6 +69,9 @@ func init() {
 	testhook.NewContext = func(h any, cache map[string]any) any { return newContext(h.(host), cache) }
 	testhook.HostOf = func(ctx any) any { return ctx.(*Context).host }
 	testhook.SlowDecodes = slowDecodes.Load
+	testhook.Unchanged = func(ctx any, evidence [][]byte) bool { return ctx.(*Context).unchanged(evidence) }
+	testhook.Recorded = func() any { return recorded() }
+	testhook.DecodeJSON = decodeJSON
 	testhook.EncodeResult = func(res any) ([]byte, bool, error) {
 		r := res.(*Result)
 		out, werr := encodeResult(r)
@@ -106,25 +109,13 @@ func (c *Context) OpenStack(service string) *ServiceClient {
 	return &ServiceClient{host: c.host, cache: c.cache, service: service}
 }
 
-// Unchanged asks the host whether this reconcile may end at once with Recorded: whether the host
-// last saw exactly this CR input (spec, status, generation) together with exactly this evidence
-// in a reconcile of the same module and configuration that succeeded without a write, no longer
-// ago than the memo's maximum age (docs/abi.md, "The convergence memo").
-//
-// The evidence MUST be everything in OpenStack the plugin's verdict on the CR rests on, as it
-// read it: the resource's JSON as the list or GET returned it, the microversion it compared at,
-// every related object it compares. Evidence it leaves out can hide a change until the record
-// expires. The plugin SHOULD call Unchanged once per reconcile, after its reads and before the
-// decoding and comparing it wants to spare, and, when it reports true, return Recorded
-// immediately. When it reports false the plugin reconciles in full; the host then records the
-// outcome if nothing was written. Outside Reconcile, in tests with a Backend that has no memo,
-// and with the memo turned off, it reports false.
-func (c *Context) Unchanged(evidence ...[]byte) bool {
+// unchanged is the convergence memo's question (experimental.Unchanged, docs/abi.md "The
+// convergence memo"): false outside Reconcile, with a Backend that has no memo, and with the memo
+// off.
+func (c *Context) unchanged(evidence [][]byte) bool {
 	m, ok := c.host.(memoHost)
 	return ok && m.Unchanged(evidence)
 }
 
-// Recorded is the Result a Reconcile returns after Context.Unchanged reported true: the host
-// reports the result it recorded for the CR (its notes, extra status and lifecycle status).
-// Returning it without that is a protocol error and fails the CR.
-func Recorded() *Result { return &Result{recorded: true} }
+// recorded is the Result a Reconcile returns after the memo answered true (experimental.Recorded).
+func recorded() *Result { return &Result{recorded: true} }

@@ -7,16 +7,16 @@ import (
 	"sync"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
-// A plugin registers its metadata and handlers from init; pdktest.ReconcileInput runs Reconcile
+// A plugin registers its metadata and handlers from init; bench.ReconcileInput runs Reconcile
 // the way the wasm entry point does, here against a cloud replayed from fixed bodies.
 func ExampleRegister() {
 	// A plugin calls Register once, from init; the Once only lets this example run twice.
 	registerOnce.Do(registerWidgets)
-	cloud := &pdktest.Replay{Bodies: map[string][]byte{"GET v2.0/widgets/w1": []byte(`{"widget": {"size": 3}}`)}}
-	notes, err := pdktest.ReconcileInput(cloud, nil,
+	cloud := &bench.Replay{Bodies: map[string][]byte{"GET v2.0/widgets/w1": []byte(`{"widget": {"size": 3}}`)}}
+	notes, err := bench.ReconcileInput(cloud, nil,
 		[]byte(`{"abi_version":1,"object":{"kind":"Widget","namespace":"ns","name":"a"},"spec":{"name":"w1"}}`))
 	fmt.Println(notes, err, cloud.Requests)
 	// Output: [widget w1 has size 3] <nil> 1

@@ -32,10 +32,10 @@ func TestEncodeResultMatchesEncodingJSON(t *testing.T) {
 		}
 		assert.Equal(t, w, g, "%+v: %s", res, got)
 	}
-	got, werr := encodeResult(Recorded())
+	got, werr := encodeResult(recorded())
 	require.Nil(t, werr)
 	assert.JSONEq(t, `{"unchanged":true}`, string(got), "Recorded asks for the host's record")
-	r := Recorded()
+	r := recorded()
 	r.Notes = []string{"ignored"}
 	got, _ = encodeResult(r)
 	assert.JSONEq(t, `{"unchanged":true}`, string(got), "Recorded stays what it is")
@@ -52,19 +52,19 @@ func (h *memoRecordingHost) Unchanged(evidence [][]byte) bool {
 	return h.answer
 }
 
-// Context.Unchanged passes the evidence to a host with a memo and its answer back; a host
+// Context.unchanged (experimental.Unchanged) passes the evidence to a host with a memo and its answer back; a host
 // without one never reports a CR unchanged.
 func TestContextUnchanged(t *testing.T) {
 	h := &memoRecordingHost{answer: true}
 	ctx := newContext(h, nil)
-	assert.True(t, ctx.Unchanged([]byte("a"), nil, []byte("bc")))
+	assert.True(t, ctx.unchanged([][]byte{[]byte("a"), nil, []byte("bc")}))
 	require.Len(t, h.evidence, 1)
 	assert.Equal(t, [][]byte{[]byte("a"), nil, []byte("bc")}, h.evidence[0])
 	h.answer = false
-	assert.False(t, ctx.Unchanged([]byte("a")))
+	assert.False(t, ctx.unchanged([][]byte{[]byte("a")}))
 
 	plain := newContext(&recordingHost{}, nil)
-	assert.False(t, plain.Unchanged([]byte("a")), "no memo, no hit")
+	assert.False(t, plain.unchanged([][]byte{[]byte("a")}), "no memo, no hit")
 }
 
 // A Recorded result leaves the dispatcher as the host's unchanged message.
@@ -73,8 +73,8 @@ func TestDispatchRecorded(t *testing.T) {
 		Metadata:   Metadata{Name: "x", EnvPrefix: "X"},
 		WaitForAPI: func(*Context) error { return nil },
 		Reconcile: func(ctx *Context, req *ReconcileRequest) (*Result, error) {
-			if ctx.Unchanged(req.Spec) {
-				return Recorded(), nil
+			if ctx.unchanged([][]byte{req.Spec}) {
+				return recorded(), nil
 			}
 			return &Result{Notes: []string{"full"}}, nil
 		},

@@ -11,16 +11,6 @@ import (
 	"sync/atomic"
 )
 
-// DecodeJSON decodes data into v (a non-nil pointer) exactly as json.Unmarshal does, on the PDK's
-// own decoders wherever that gives the same result (see decodeJSON). A plugin that keeps JSON as
-// it came (a json.RawMessage member, a list page's items) and decodes parts of it later uses this
-// rather than encoding/json, whose per-byte scanner costs far more in the sandbox.
-func DecodeJSON(data []byte, v any) error { return decodeJSON(data, v, false) }
-
-// DecodeJSONStrict is DecodeJSON that refuses an object key the target struct does not declare,
-// as ReconcileRequest.DecodeSpec does (the error names the key).
-func DecodeJSONStrict(data []byte, v any) error { return decodeJSON(data, v, true) }
-
 // decodeJSON decodes b into v (a pointer) as json.Unmarshal does; with disallowUnknown, as a
 // json.Decoder with DisallowUnknownFields decoding one value does. Plain JSON (see decodePlain)
 // into plain Go types (structs with json tags, strings, bools, numbers, slices, string-keyed maps,
@@ -43,7 +33,7 @@ func decodeJSON(b []byte, v any, disallowUnknown bool) error {
 }
 
 // slowDecodes counts the values handed to encoding/json, for tests that hold a plugin's hot path
-// to the PDK's own decoders (pdktest.SlowDecodes).
+// to the PDK's own decoders (bench.SlowDecodes).
 var slowDecodes atomic.Int64
 
 // decodeTypedPlain reports whether it decoded b into v; when it did not, v is untouched.

@@ -184,7 +184,7 @@ func TestDecodeTypedPlainMatchesEncodingJSON(t *testing.T) {
 	input[8] = 'X'
 	assert.Equal(t, `{"a" : [1, "\u0026"]}`, string(custom.Raw))
 	var items []json.RawMessage
-	require.NoError(t, DecodeJSON([]byte(`[null, 1 ,"s"]`), &items))
+	require.NoError(t, decodeJSON([]byte(`[null, 1 ,"s"]`), &items, false))
 	assert.Equal(t, []json.RawMessage{json.RawMessage("null"), json.RawMessage("1"), json.RawMessage(`"s"`)}, items)
 	// A non-zero target is left to encoding/json, which merges into it.
 	v = plainTarget{S: "keep"}

@@ -8,7 +8,7 @@
 //	go run ./hack/guestbench /tmp/rb.wasm -test.run '^$' -test.bench 'GuestReconcileConverged/crs=1000/list' -test.benchtime 2x
 //
 // The plugin's imports from the Extism ABI are stubs that fail when called: the benchmarks answer
-// OpenStack through pdktest.Replay and never reach them.
+// OpenStack through bench.Replay (pdk/experimental/bench) and never reach them.
 package main
 
 import (

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/internal/testhook"
 )
 
 // Import is spec.import: exactly one of ID and Filter.
@@ -38,7 +38,7 @@ type Fields[R, F any] struct {
 func DecodeFields[R, F any](spec json.RawMessage, status map[string]any) (*Fields[R, F], error) {
 	f := &Fields[R, F]{}
 	if len(spec) > 0 {
-		if err := pdk.DecodeJSONStrict(spec, &f.Spec); err != nil {
+		if err := testhook.DecodeJSON(spec, &f.Spec, true); err != nil {
 			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 				return nil, fmt.Errorf("spec: unknown field %s: declare it in the plugin's spec type and the CRD, or remove it from the CR", name)
 			}

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
 func TestDecodeFields(t *testing.T) {
@@ -43,10 +43,10 @@ func TestDecodeFields(t *testing.T) {
 		{name: "unknown filter field", spec: `{"managementPolicy":"unmanaged","import":{"filter":{"Size":1}}}`, err: `spec: unknown field "Size"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			slow := pdktest.SlowDecodes()
+			slow := bench.SlowDecodes()
 			f, err := lifecycle.DecodeFields[widgetSpec, widgetFilter](json.RawMessage(tc.spec), tc.status)
 			if tc.err == "" {
-				assert.Equal(t, slow, pdktest.SlowDecodes(), "a plain spec takes the PDK's own decoder")
+				assert.Equal(t, slow, bench.SlowDecodes(), "a plain spec takes the PDK's own decoder")
 			}
 			if tc.err != "" {
 				require.Error(t, err)

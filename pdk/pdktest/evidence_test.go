@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
@@ -42,8 +43,8 @@ func thingPlugin(evidence func(raw []byte, name, size string) [][]byte) *pdk.Plu
 			if err := json.Unmarshal(raw, &thing); err != nil {
 				return nil, err
 			}
-			if ctx.Unchanged(evidence(raw, thing.Thing.Name, fmt.Sprint(thing.Thing.Size))...) {
-				return pdk.Recorded(), nil
+			if experimental.Unchanged(ctx, evidence(raw, thing.Thing.Name, fmt.Sprint(thing.Thing.Size))...) {
+				return experimental.Recorded(), nil
 			}
 			if thing.Thing.Size != spec.Size {
 				return &pdk.Result{}, ctx.OpenStack("network").Put("v2.0/things/"+spec.Name,

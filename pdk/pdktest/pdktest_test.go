@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
@@ -93,8 +95,8 @@ func memoReconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, er
 	if err != nil {
 		return nil, err
 	}
-	if ctx.Unchanged(resp.Body) {
-		return pdk.Recorded(), nil
+	if experimental.Unchanged(ctx, resp.Body) {
+		return experimental.Recorded(), nil
 	}
 	if s.Write {
 		if err := things.Put("v2.0/things/"+s.Name, map[string]string{}, nil); err != nil {
@@ -109,33 +111,33 @@ func memoReconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, er
 // changed evidence or input misses.
 func TestReplayMemo(t *testing.T) {
 	registerOnce.Do(func() { pdk.Register(testPlugin) })
-	h := &pdktest.Replay{Memo: true, Bodies: map[string][]byte{
+	h := &bench.Replay{Memo: true, Bodies: map[string][]byte{
 		"GET v2.0/things/a": []byte(`{"thing":"a1"}`), "GET v2.0/things/w": []byte(`{"thing":"w"}`), "PUT v2.0/things/w": []byte(`{}`)}}
 	in := func(spec string) []byte {
 		return []byte(`{"abi_version":1,"object":{"kind":"T","name":"x","uid":"u"},"spec":` + spec + `}`)
 	}
 	cache := map[string]any{}
-	notes, err := pdktest.ReconcileInput(h, cache, in(`{"name":"a"}`))
+	notes, err := bench.ReconcileInput(h, cache, in(`{"name":"a"}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{`full {"thing":"a1"}`}, notes)
-	notes, err = pdktest.ReconcileInput(h, cache, in(`{"name":"a"}`))
+	notes, err = bench.ReconcileInput(h, cache, in(`{"name":"a"}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{`full {"thing":"a1"}`}, notes, "the recorded notes")
 
 	h.Bodies["GET v2.0/things/a"] = []byte(`{"thing":"a2"}`)
-	notes, err = pdktest.ReconcileInput(h, cache, in(`{"name":"a"}`))
+	notes, err = bench.ReconcileInput(h, cache, in(`{"name":"a"}`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{`full {"thing":"a2"}`}, notes, "changed evidence misses")
 
 	for range 2 {
-		notes, err = pdktest.ReconcileInput(h, cache, in(`{"name":"w","write":true}`))
+		notes, err = bench.ReconcileInput(h, cache, in(`{"name":"w","write":true}`))
 		require.NoError(t, err)
 		assert.Equal(t, []string{`full {"thing":"w"}`}, notes, "a reconcile that writes is never recorded")
 	}
 
-	plain := &pdktest.Replay{Bodies: h.Bodies}
+	plain := &bench.Replay{Bodies: h.Bodies}
 	for range 2 {
-		notes, err = pdktest.ReconcileInput(plain, cache, in(`{"name":"a"}`))
+		notes, err = bench.ReconcileInput(plain, cache, in(`{"name":"a"}`))
 		require.NoError(t, err)
 		assert.Equal(t, []string{`full {"thing":"a2"}`}, notes, "without Memo nothing is recorded")
 	}
@@ -144,15 +146,15 @@ func TestReplayMemo(t *testing.T) {
 // A Host passes each Unchanged call's evidence to Options.Unchanged and keeps it.
 func TestHostUnchanged(t *testing.T) {
 	ctx := pdktest.New(t, pdktest.Options{AllowAll: true, Unchanged: func(ev [][]byte) bool { return string(ev[0]) == "same" }})
-	assert.True(t, ctx.Unchanged([]byte("same")))
-	assert.False(t, ctx.Unchanged([]byte("other"), []byte("x")))
+	assert.True(t, experimental.Unchanged(ctx, []byte("same")))
+	assert.False(t, experimental.Unchanged(ctx, []byte("other"), []byte("x")))
 	assert.Equal(t, [][][]byte{{[]byte("same")}, {[]byte("other"), []byte("x")}}, pdktest.Of(t, ctx).Evidence())
-	assert.False(t, pdktest.New(t, pdktest.Options{AllowAll: true}).Unchanged([]byte("same")), "no Unchanged, no hit")
+	assert.False(t, experimental.Unchanged(pdktest.New(t, pdktest.Options{AllowAll: true}), []byte("same")), "no Unchanged, no hit")
 }
 
 // A paginated list replays page by page: a body keyed by path and query wins over the path's.
 func TestReplayAnswersPagesByQuery(t *testing.T) {
-	h := &pdktest.Replay{Bodies: map[string][]byte{
+	h := &bench.Replay{Bodies: map[string][]byte{
 		"GET v1/things":                              []byte(`{"things":[]}`),
 		"GET v1/things?limit=2&marker=b":             []byte(`{"things":[{"uuid":"c"}]}`),
 		"GET v1/things?detail=true&limit=2&marker=b": []byte(`{"things":[{"uuid":"d"}]}`),

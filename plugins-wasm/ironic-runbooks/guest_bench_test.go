@@ -7,16 +7,15 @@ import (
 	"testing"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
-
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
 // convergedGroup builds n converged runbooks as a real Ironic answers them (timestamps, links,
 // three steps with arguments) and the reconcile inputs the host sends for their CRs (spec and the
 // status the previous run wrote). The list is answered in pages of pdk.PageSize, each full page
 // with a "next" link as the whole-hook benchmark's cloud writes it (Go's encoder escapes its "&").
-func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
-	h := &pdktest.Replay{Bodies: map[string][]byte{"GET /": []byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1","links":[{"href":"http://ironic/v1/","rel":"self"}]}],"default_version":{"id":"v1","version":"1.112","min_version":"1.1","status":"CURRENT"}}`)}}
+func convergedGroup(n int) (*bench.Replay, [][]byte) {
+	h := &bench.Replay{Bodies: map[string][]byte{"GET /": []byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1","links":[{"href":"http://ironic/v1/","rel":"self"}]}],"default_version":{"id":"v1","version":"1.112","min_version":"1.1","status":"CURRENT"}}`)}}
 	var inputs [][]byte
 	var items [][]byte
 	for i := range n {
@@ -83,12 +82,12 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 				h.Memo = true
 				cache := map[string]any{}
 				for _, in := range inputs {
-					if _, err := pdktest.ReconcileInput(h, cache, in); err != nil {
+					if _, err := bench.ReconcileInput(h, cache, in); err != nil {
 						b.Fatal(err)
 					}
 				}
 			}
-			pdktest.BenchmarkGroup(b, h, inputs, func() map[string]any {
+			bench.BenchmarkGroup(b, h, inputs, func() map[string]any {
 				if bc.mode == "get" {
 					return map[string]any{catalogKey: &catalog{listAfter: -1}}
 				}
@@ -102,5 +101,5 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 // list pages with their escaped next links, each listed runbook) stays on the PDK's decoders.
 func TestConvergedGroupNeverDecodesWithEncodingJSON(t *testing.T) {
 	h, inputs := convergedGroup(250)
-	pdktest.RequireNoSlowDecodes(t, h, inputs)
+	bench.RequireNoSlowDecodes(t, h, inputs)
 }

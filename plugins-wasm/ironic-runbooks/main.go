@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
@@ -127,7 +128,7 @@ func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result,
 		return nil, err
 	}
 	if unchanged(ctx, spec.RunbookName) {
-		return pdk.Recorded(), nil
+		return experimental.Recorded(), nil
 	}
 	a, err := connect(ctx)
 	if err != nil {
@@ -159,7 +160,7 @@ func unchanged(ctx *pdk.Context, name string) bool {
 	if got {
 		a.known.fetched = &fetchedRunbook{name: name, raw: raw}
 	}
-	return raw != nil && ctx.Unchanged(raw, []byte(a.ver.String()))
+	return raw != nil && experimental.Unchanged(ctx, raw, []byte(a.ver.String()))
 }
 
 func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
@@ -236,7 +237,7 @@ func TestConvergedRunbooksUseTheMemo(t *testing.T) {
 		h.Hits, h.Requests = 0, 0
 		cache := map[string]any{}
 		for i, in := range inputs {
-			notes, err := pdktest.ReconcileInput(h, cache, in)
+			notes, err := bench.ReconcileInput(h, cache, in)
 			require.NoError(t, err, "CR %d", i)
 			require.Empty(t, notes)
 		}

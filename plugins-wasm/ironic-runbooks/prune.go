@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 )
 
 // pruneOutcome says what a prune did, for the caller to log.
@@ -26,7 +27,7 @@ func (a api) listRaw() (map[string]listedRunbook, error) {
 		var id struct {
 			UUID string `json:"uuid"`
 		}
-		_ = pdk.DecodeJSON(*r, &id)
+		_ = experimental.DecodeJSON(*r, &id)
 		return id.UUID
 	})
 	if err != nil {
@@ -38,7 +39,7 @@ func (a api) listRaw() (map[string]listedRunbook, error) {
 			Name   string          `json:"name"`
 			Traits json.RawMessage `json:"traits"`
 		}
-		if err := pdk.DecodeJSON(raw, &rb); err != nil {
+		if err := experimental.DecodeJSON(raw, &rb); err != nil {
 			return nil, fmt.Errorf("list runbooks: item %d: %w", i, err)
 		}
 		byName[rb.Name] = listedRunbook{raw: raw, traits: rb.Traits != nil && string(rb.Traits) != "null"}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 )
 
@@ -22,7 +23,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 	var key struct {
 		RunbookName string `json:"runbookName"`
 	}
-	if err := pdk.DecodeJSON(req.Spec, &key); err != nil || key.RunbookName == "" {
+	if err := experimental.DecodeJSON(req.Spec, &key); err != nil || key.RunbookName == "" {
 		return nil, pdk.Permanent(fmt.Errorf("%s: spec.runbookName must be set", req.Object))
 	}
 	a, err := connect(ctx)

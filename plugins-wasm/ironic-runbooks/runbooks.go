@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
@@ -321,7 +322,7 @@ func (a api) lookup(name string) (*runbook, error) {
 		return written, err
 	}
 	var rb runbook
-	if err := pdk.DecodeJSON(raw, &rb); err != nil {
+	if err := experimental.DecodeJSON(raw, &rb); err != nil {
 		return nil, fmt.Errorf("decode runbook %q: %w", name, err)
 	}
 	return &rb, nil

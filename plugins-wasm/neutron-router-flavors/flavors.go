@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
@@ -136,7 +137,7 @@ type profile struct {
 // also makes the profile unowned (markers.go).
 func (p profile) metaInfo() map[string]any {
 	var m map[string]any
-	if pdk.DecodeJSON([]byte(p.Metainfo), &m) != nil || m == nil {
+	if experimental.DecodeJSON([]byte(p.Metainfo), &m) != nil || m == nil {
 		return map[string]any{}
 	}
 	return m

@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 	"reflect"
 	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
 const (
@@ -279,7 +280,7 @@ func TestConvergedFlavorsUseTheMemo(t *testing.T) {
 		h.Hits = 0
 		cache := map[string]any{}
 		for i, in := range inputs {
-			n, err := pdktest.ReconcileInput(h, cache, in)
+			n, err := bench.ReconcileInput(h, cache, in)
 			require.NoError(t, err, "CR %d", i)
 			notes = append(notes, n...)
 		}

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
 // convergedGroup builds n converged router flavors (one service profile each) as Neutron lists
 // them, and the reconcile inputs the host sends for their CRs.
-func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
+func convergedGroup(n int) (*bench.Replay, [][]byte) {
 	var flavors, profiles []string
 	var inputs [][]byte
 	for i := range n {
@@ -24,7 +24,7 @@ func convergedGroup(n int) (*pdktest.Replay, [][]byte) {
 "status":{"syncStatus":"Synced","observedGeneration":2,"lastSyncTime":"2026-12-01T01:00:00Z","conditions":[{"type":"Ready","status":"True","reason":"Synced","message":"Successfully reconciled router flavor","observedGeneration":2,"lastTransitionTime":"2026-11-30T10:00:00Z"}]}}`,
 			name, i, name, singleNode, name))
 	}
-	return &pdktest.Replay{Bodies: map[string][]byte{
+	return &bench.Replay{Bodies: map[string][]byte{
 		"GET " + flavorsPath:  []byte(`{"flavors":[` + strings.Join(flavors, ",") + `]}`),
 		"GET " + profilesPath: []byte(`{"service_profiles":[` + strings.Join(profiles, ",") + `]}`),
 	}}, inputs
@@ -37,7 +37,7 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		b.Run(fmt.Sprintf("crs=%d", n), func(b *testing.B) {
 			h, inputs := convergedGroup(n)
-			pdktest.BenchmarkGroup(b, h, inputs, nil)
+			bench.BenchmarkGroup(b, h, inputs, nil)
 		})
 	}
 }
@@ -46,5 +46,5 @@ func BenchmarkGuestReconcileConverged(b *testing.B) {
 // decoders.
 func TestConvergedGroupNeverDecodesWithEncodingJSON(t *testing.T) {
 	h, inputs := convergedGroup(20)
-	pdktest.RequireNoSlowDecodes(t, h, inputs)
+	bench.RequireNoSlowDecodes(t, h, inputs)
 }

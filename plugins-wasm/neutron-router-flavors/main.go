@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
@@ -86,7 +87,7 @@ func reconcileFlavor(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership)
 	// The cache keeps what was read; the client belongs to this call's Context.
 	st.svc = network(ctx)
 	if unchanged(ctx, st) {
-		return pdk.Recorded(), nil
+		return experimental.Recorded(), nil
 	}
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
@@ -111,7 +112,7 @@ func unchanged(ctx *pdk.Context, st *state) bool {
 	if st.changed || st.load() != nil {
 		return false
 	}
-	return ctx.Unchanged(st.digest())
+	return experimental.Unchanged(ctx, st.digest())
 }
 
 // pruneCR reads PRUNE itself because one Prune handler serves both policies: the full prune with

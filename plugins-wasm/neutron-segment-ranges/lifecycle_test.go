@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
@@ -122,7 +123,7 @@ func TestBoundRangesUseTheMemo(t *testing.T) {
 			`"spec":{"name":"range-%d","network_type":"vxlan","minimum":%d,"maximum":%d,"shared":true},"status":{"id":"r%d","syncStatus":"Synced"}}`,
 			i, i, i, 2000+10*i, 2009+10*i, i))
 	}
-	h := &pdktest.Replay{Memo: true, Bodies: map[string][]byte{}}
+	h := &bench.Replay{Memo: true, Bodies: map[string][]byte{}}
 	setList := func() {
 		h.Bodies["GET "+rangesPath+"?limit=100"] = []byte(`{"network_segment_ranges":[` + strings.Join(items, ",") + `]}`)
 	}
@@ -131,7 +132,7 @@ func TestBoundRangesUseTheMemo(t *testing.T) {
 		h.Hits = 0
 		cache := map[string]any{}
 		for i, in := range inputs {
-			_, err := pdktest.ReconcileInput(h, cache, in)
+			_, err := bench.ReconcileInput(h, cache, in)
 			require.NoError(t, err, "CR %d", i)
 		}
 		return h.Hits

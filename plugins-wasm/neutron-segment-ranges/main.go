@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
@@ -80,7 +81,7 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 
 func reconcileRange(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership) (*pdk.Result, error) {
 	if unchanged(ctx, req) {
-		return pdk.Recorded(), nil
+		return experimental.Recorded(), nil
 	}
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
@@ -129,7 +130,7 @@ func unchanged(ctx *pdk.Context, req *pdk.ReconcileRequest) bool {
 		return false
 	}
 	r, ok := idx.byID(id)
-	return ok && ctx.Unchanged(r.evidence())
+	return ok && experimental.Unchanged(ctx, r.evidence())
 }
 
 // pruneCR deletes the ranges the profile owns that no CR names (the understack profile only).

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -152,7 +153,7 @@ func getPrefix(client *pdk.SourceClient, spec *Spec, id, location string) (*naut
 			Next    *string           `json:"next"`
 			Results []json.RawMessage `json:"results"`
 		}
-		if err := pdk.DecodeJSON(resp.Body, &body); err != nil || body.Results == nil {
+		if err := experimental.DecodeJSON(resp.Body, &body); err != nil || body.Results == nil {
 			return nil, fmt.Errorf("Nautobot prefix lookup failed for id %s (%s): the answer is not a Nautobot prefix list", id, link)
 		}
 		results = append(results, body.Results...)
@@ -225,9 +226,9 @@ func answerText(resp *pdk.Response) string {
 	}
 	var fields map[string][]string
 	switch {
-	case pdk.DecodeJSON(resp.Body, &detail) == nil && detail.Detail != "":
+	case experimental.DecodeJSON(resp.Body, &detail) == nil && detail.Detail != "":
 		return text + ": " + detail.Detail
-	case pdk.DecodeJSON(resp.Body, &fields) == nil && len(fields) > 0:
+	case experimental.DecodeJSON(resp.Body, &fields) == nil && len(fields) > 0:
 		var parts []string
 		for k, v := range fields {
 			parts = append(parts, k+": "+strings.Join(v, " "))
@@ -259,7 +260,7 @@ func decodePrefix(raw json.RawMessage) (*nautobotPrefix, error) {
 		Namespace json.RawMessage   `json:"namespace"`
 		Tags      []json.RawMessage `json:"tags"`
 	}
-	if err := pdk.DecodeJSON(raw, &r); err != nil {
+	if err := experimental.DecodeJSON(raw, &r); err != nil {
 		return nil, fmt.Errorf("Nautobot prefix record is unreadable: %v", err)
 	}
 	p := &nautobotPrefix{ID: fieldText(r.ID), Prefix: fieldText(r.Prefix), Status: fieldText(r.Status),
@@ -283,7 +284,7 @@ func fieldText(raw json.RawMessage) string {
 		return ""
 	}
 	var s string
-	if pdk.DecodeJSON(raw, &s) == nil {
+	if experimental.DecodeJSON(raw, &s) == nil {
 		return strings.TrimSpace(s)
 	}
 	var o struct {
@@ -291,7 +292,7 @@ func fieldText(raw json.RawMessage) string {
 		Value   any    `json:"value"`
 		Display string `json:"display"`
 	}
-	if pdk.DecodeJSON(raw, &o) != nil {
+	if experimental.DecodeJSON(raw, &o) != nil {
 		return ""
 	}
 	switch {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
@@ -18,7 +19,7 @@ func (w *world) resolve(s map[string]any) (*resolved, *Spec, error) {
 	raw, err := json.Marshal(s)
 	require.NoError(w.t, err)
 	var sp Spec
-	require.NoError(w.t, pdk.DecodeJSON(raw, &sp))
+	require.NoError(w.t, experimental.DecodeJSON(raw, &sp))
 	res, err := resolveSpec(w.context(), &sp, w.config["SITE"])
 	return res, &sp, err
 }

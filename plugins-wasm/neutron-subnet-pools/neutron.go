@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -43,12 +44,12 @@ type flexInt int
 
 func (f *flexInt) UnmarshalJSON(b []byte) error {
 	var n int
-	if err := pdk.DecodeJSON(b, &n); err == nil {
+	if err := experimental.DecodeJSON(b, &n); err == nil {
 		*f = flexInt(n)
 		return nil
 	}
 	var s string
-	if err := pdk.DecodeJSON(b, &s); err != nil {
+	if err := experimental.DecodeJSON(b, &s); err != nil {
 		return err
 	}
 	if s == "" {

@@ -13,7 +13,7 @@ import (
 )
 
 // slowDecode is a direct call of encoding/json's decoder. In the sandbox it costs several of the
-// host's termination checks per input byte; the PDK's decoders (pdk.DecodeJSON, DecodeSpec,
+// host's termination checks per input byte; the PDK's decoders (experimental.DecodeJSON, DecodeSpec,
 // every ServiceClient answer) give the same results for the JSON plugins see at a fraction of it
 // (docs/benchmarks.md, "Guest-side fixes").
 var slowDecode = regexp.MustCompile(`\bjson\.(Unmarshal|NewDecoder)\(`)
@@ -45,7 +45,7 @@ func TestPluginsDecodeThroughThePDK(t *testing.T) {
 				return nil
 			}
 			for i, line := range strings.Split(string(src), "\n") {
-				assert.False(t, slowDecode.MatchString(line), "%s:%d decodes with encoding/json; use pdk.DecodeJSON: %s",
+				assert.False(t, slowDecode.MatchString(line), "%s:%d decodes with encoding/json; use experimental.DecodeJSON (pdk/experimental): %s",
 					rel, i+1, strings.TrimSpace(line))
 			}
 			return nil

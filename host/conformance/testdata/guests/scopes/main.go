@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 )
 
 const marker = "[managed-by:scopes]"
@@ -55,7 +56,7 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 	var s spec
 	decode := req.DecodeSpec
 	if mode(ctx) == "lenient" {
-		decode = func(v any) error { return pdk.DecodeJSON(req.Spec, v) }
+		decode = func(v any) error { return experimental.DecodeJSON(req.Spec, v) }
 	}
 	if err := decode(&s); err != nil {
 		if mode(ctx) == "panic-on-bad" {
@@ -66,15 +67,15 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 	if s.Name == "" || (s.IPVersion != 4 && s.IPVersion != 6) {
 		return nil, pdk.WithReason("InvalidSpec", fmt.Errorf("spec.name must be set and spec.ip_version 4 or 6"))
 	}
-	if mode(ctx) == "memo-spec-only" && ctx.Unchanged(req.Spec) {
-		return pdk.Recorded(), nil
+	if mode(ctx) == "memo-spec-only" && experimental.Unchanged(ctx, req.Spec) {
+		return experimental.Recorded(), nil
 	}
 	found, err := list(ctx, url.Values{"name": {s.Name}})
 	if err != nil {
 		return nil, err
 	}
-	if len(found) == 1 && mode(ctx) != "memo-spec-only" && ctx.Unchanged(found[0].evidence()) {
-		return pdk.Recorded(), nil
+	if len(found) == 1 && mode(ctx) != "memo-spec-only" && experimental.Unchanged(ctx, found[0].evidence()) {
+		return experimental.Recorded(), nil
 	}
 	net := ctx.OpenStack("network")
 	if len(found) == 0 {

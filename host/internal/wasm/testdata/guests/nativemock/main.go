@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 )
 
 type spec struct {
@@ -36,9 +37,9 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 		return memo(ctx, s)
 	case "memo-lie":
 		// Asks for the recorded result without asking the memo first.
-		return pdk.Recorded(), nil
+		return experimental.Recorded(), nil
 	case "memo-huge":
-		ctx.Unchanged(make([]byte, 5<<20))
+		experimental.Unchanged(ctx, make([]byte, 5<<20))
 		return &pdk.Result{}, nil
 	}
 	ctx.Logf(pdk.LevelInfo, "reconciling %s", s.Name)
@@ -61,8 +62,8 @@ func memo(ctx *pdk.Context, s spec) (*pdk.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode == 200 && ctx.Unchanged(resp.Body, []byte(s.Name)) {
-		return pdk.Recorded(), nil
+	if resp.StatusCode == 200 && experimental.Unchanged(ctx, resp.Body, []byte(s.Name)) {
+		return experimental.Recorded(), nil
 	}
 	ctx.Logf(pdk.LevelInfo, "full reconcile %s", s.Name)
 	if resp.StatusCode == 404 {

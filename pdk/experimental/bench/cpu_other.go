@@ -1,6 +1,6 @@
 //go:build !unix
 
-package pdktest
+package bench
 
 import "time"
 

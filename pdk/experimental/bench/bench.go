@@ -1,4 +1,9 @@
-package pdktest
+// Package bench measures a plugin's own work, natively, as the host's benchmarks need it
+// (docs/benchmarks.md, "Guest-side fixes"): a Backend that answers fixed bodies (Replay), the
+// wasm entry point's decode-reconcile-encode path (ReconcileInput), CPU per CR (BenchmarkGroup,
+// CPUClock) and the count of values that left the PDK's own decoders (SlowDecodes). It is
+// experimental, as package experimental is: for speed work, free to change in any release.
+package bench
 
 import (
 	"encoding/binary"
@@ -12,17 +17,10 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/internal/testhook"
+	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
-// Backend is what a Context talks to: the methods of the PDK's host boundary. *Host and *Replay
-// are Backends.
-type Backend interface {
-	Config(key string) (string, bool)
-	Log(level pdk.LogLevel, msg string)
-	OpenStack(req *pdk.Request) (*pdk.Response, error)
-}
-
-// Replay is a Backend for benchmarks of a plugin's own work: it answers each request with a fixed
+// Replay is a pdktest.Backend for benchmarks of a plugin's own work: it answers each request with a fixed
 // body, keyed by "METHOD path?query" (the query as url.Values.Encode writes it, for the pages of a
 // paginated list) or else "METHOD path" (404 when neither), exactly as the wasm host hands bodies
 // over, so no fake cloud's work is measured. It encodes each request as the guest does for the host.
@@ -30,7 +28,7 @@ type Replay struct {
 	Bodies map[string][]byte
 	// Requests counts the requests answered.
 	Requests int
-	// Memo, when set, answers Context.Unchanged as the host's convergence memo does, for
+	// Memo, when set, answers experimental.Unchanged as the host's convergence memo does, for
 	// ReconcileInput's CRs: a reconcile that succeeded without a write records its input and
 	// evidence, and the same input with the same evidence is a hit from then on. Without it
 	// Unchanged always reports false.
@@ -80,13 +78,13 @@ func (r *Replay) Unchanged(evidence [][]byte) bool {
 	return r.call.hit != nil
 }
 
-// Config implements Backend: no configuration.
+// Config implements pdktest.Backend: no configuration.
 func (r *Replay) Config(string) (string, bool) { return "", false }
 
-// Log implements Backend: dropped.
+// Log implements pdktest.Backend: dropped.
 func (r *Replay) Log(pdk.LogLevel, string) {}
 
-// OpenStack implements Backend.
+// OpenStack implements pdktest.Backend.
 func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	r.Requests++
 	if req.Method != "GET" && req.Method != "HEAD" {
@@ -117,7 +115,7 @@ func (r *Replay) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 // With a *Replay whose Memo is set, the reconcile takes part in its convergence memo as a host's
 // would: a Recorded result answers with the notes recorded, and a Recorded result without a hit
 // is an error.
-func ReconcileInput(h Backend, cache map[string]any, input []byte) ([]string, error) {
+func ReconcileInput(h pdktest.Backend, cache map[string]any, input []byte) ([]string, error) {
 	req, err := testhook.DecodeReconcile(input)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: decoding input: %w", err)
@@ -140,7 +138,7 @@ func ReconcileInput(h Backend, cache map[string]any, input []byte) ([]string, er
 	}
 	switch {
 	case recorded && (!memo || r.call.hit == nil):
-		return nil, errors.New("reconcile returned pdk.Recorded without an Unchanged that reported true")
+		return nil, errors.New("reconcile returned experimental.Recorded without an Unchanged that reported true")
 	case recorded:
 		return r.call.hit.notes, nil
 	case memo && r.call.asked && !r.call.wrote:
@@ -193,7 +191,7 @@ func SlowDecodes() int64 { return testhook.SlowDecodes() }
 // RequireNoSlowDecodes reconciles inputs as one credential group on h (as BenchmarkGroup does,
 // failing t when a CR errs or gets notes) and fails t when any value of the pass went to
 // encoding/json: a plugin's test holds its converged path to the PDK's decoders with it.
-func RequireNoSlowDecodes(t testing.TB, h Backend, inputs [][]byte) {
+func RequireNoSlowDecodes(t testing.TB, h pdktest.Backend, inputs [][]byte) {
 	t.Helper()
 	cache := map[string]any{}
 	slow := SlowDecodes()
