@@ -14,25 +14,26 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // ABIVersion is the ABI major version this host speaks; a module announces its own with an
 // export named ABIMarkerPrefix + version.
 const (
-	ABIVersion      = 1
-	ABIMarkerPrefix = "openstack_sync_abi_v"
+	ABIVersion      = abi.Version
+	ABIMarkerPrefix = abi.MarkerPrefix
 )
 
 // Entry points (exports) of ABI v1.
 const (
-	EntryMetadata   = "metadata"
-	EntryWaitForAPI = "wait_for_api"
-	EntryGroupBegin = "group_begin"
-	EntryGroupEnd   = "group_end"
-	EntryReconcile  = "reconcile"
-	EntryPrune      = "prune"
-	EntryDelete     = "delete"
-	EntryRemark     = "remark"
+	EntryMetadata   = abi.EntryMetadata
+	EntryWaitForAPI = abi.EntryWaitForAPI
+	EntryGroupBegin = abi.EntryGroupBegin
+	EntryGroupEnd   = abi.EntryGroupEnd
+	EntryReconcile  = abi.EntryReconcile
+	EntryPrune      = abi.EntryPrune
+	EntryDelete     = abi.EntryDelete
+	EntryRemark     = abi.EntryRemark
 )
 
 // The JSON messages of docs/abi.md, as the host sees them. The pdk keeps its own copy: the two
@@ -87,35 +88,10 @@ type profileMessage struct {
 	PruneScope string `json:"prune_scope,omitempty"`
 }
 
-// maxStatusKeys bounds metadata status_keys.
-const maxStatusKeys = 16
-
 // checkStatusKeys refuses status_keys the host could not honour or a lifecycle could not work
 // with; the pdk applies the same rules when a plugin registers.
 func (m *metadataMessage) checkStatusKeys() error {
-	if len(m.StatusKeys) == 0 {
-		return nil
-	}
-	if m.SkipStatus {
-		return fmt.Errorf("status_keys is set but so is skip_status; a plugin that reads no status lists no keys")
-	}
-	if len(m.StatusKeys) > maxStatusKeys {
-		return fmt.Errorf("status_keys lists %d keys; at most %d", len(m.StatusKeys), maxStatusKeys)
-	}
-	seen := map[string]bool{}
-	for _, k := range m.StatusKeys {
-		if k == "" || len(k) > 63 || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return fmt.Errorf("status_keys: key %q is not 1 to 63 printable characters without spaces", cut(k))
-		}
-		if seen[k] {
-			return fmt.Errorf("status_keys: key %q is listed twice", k)
-		}
-		seen[k] = true
-	}
-	if m.Lifecycle && !seen["id"] {
-		return fmt.Errorf(`status_keys must include "id": a lifecycle plugin finds its resource by status.id`)
-	}
-	return nil
+	return abi.CheckStatusKeys(m.StatusKeys, m.SkipStatus, m.Lifecycle)
 }
 
 // statusFor is the status a reconcile input carries for a plugin that declared what it reads.
@@ -249,67 +225,32 @@ type hostError struct {
 	Permanent bool   `json:"permanent,omitempty"`
 }
 
-// The metadata's names end up in every log line (name), in the User-Agent of OpenStack requests,
-// in status messages (noun) and in environment variable names (env_prefix): a guest must not be
-// able to put a megabyte or a line break there. Compiled on first use, not at start-up: their
-// bounded repetitions make large programs (~1 ms and 200 KB for the package's four at init), and
-// the supervising parent of every hook run (host/internal/supervise) never uses them.
-var (
-	namePattern      = lazyRegexp(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	envPrefixPattern = lazyRegexp(`^[A-Z][A-Z0-9_]{0,62}$`)
-	bindingPattern   = lazyRegexp(`^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
-)
-
 // lazyRegexp is a regexp compiled the first time it is used.
 func lazyRegexp(pattern string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
 
-const (
-	maxNounBytes        = 64
-	maxVersionBytes     = 64
-	maxDescriptionBytes = 512
-	maxSourceBytes      = 512
-)
-
-// checkNames refuses names the host could not safely repeat in logs, headers and messages.
+// checkNames refuses names the host could not safely repeat in logs, headers and messages
+// (pdk/abi: the rules the PDK applies too).
 func (m *metadataMessage) checkNames() error {
-	switch {
-	case !namePattern().MatchString(m.Name):
-		return fmt.Errorf("name %q is not a lower-case DNS label (letters, digits, '-', at most 63)", cut(m.Name))
-	case m.EnvPrefix != "" && !envPrefixPattern().MatchString(m.EnvPrefix):
-		return fmt.Errorf("env_prefix %q is not an upper-case variable name (A-Z, 0-9, '_', at most 63)", cut(m.EnvPrefix))
-	case m.BindingName != "" && !bindingPattern().MatchString(m.BindingName):
-		return fmt.Errorf("binding_name %q is not a name of letters, digits, '-', '_' or '.', at most 63", cut(m.BindingName))
-	case len(m.Noun) > maxNounBytes || !printable(m.Noun):
-		return fmt.Errorf("noun %q is not printable text of at most %d bytes", cut(m.Noun), maxNounBytes)
-	case len(m.Version) > maxVersionBytes || !word(m.Version):
-		return fmt.Errorf("version %q is not a word of printable characters of at most %d bytes", cut(m.Version), maxVersionBytes)
-	case len(m.Description) > maxDescriptionBytes || !printable(m.Description):
-		return fmt.Errorf("description %q is not printable text of at most %d bytes", cut(m.Description), maxDescriptionBytes)
-	case len(m.Source) > maxSourceBytes || !word(m.Source):
-		return fmt.Errorf("source %q is not a URL or reference of printable characters of at most %d bytes", cut(m.Source), maxSourceBytes)
+	if err := abi.CheckName(m.Name); err != nil {
+		return err
 	}
-	return nil
-}
-
-// printable is text without control characters or line breaks.
-func printable(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
-}
-
-// word is printable text without spaces: a version, a URL, an image reference.
-func word(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) < 0
+	if m.EnvPrefix != "" {
+		if err := abi.CheckEnvPrefix(m.EnvPrefix); err != nil {
+			return err
+		}
+	}
+	if m.BindingName != "" {
+		if err := abi.CheckBindingName(m.BindingName); err != nil {
+			return err
+		}
+	}
+	return abi.CheckDescriptions(m.Noun, m.Version, m.Description, m.Source)
 }
 
 // cut shortens a refused name for its error message.
-func cut(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
-}
+func cut(s string) string { return abi.Cut(s) }
 
 // cleanupPolicies turns the metadata's cleanup section into a policy per PRUNE setting,
 // applying the framework default (docs/contract.md §5.1) where the plugin leaves one unset, and
