@@ -644,9 +644,13 @@ func (k *kit) badSpecs(t *part) {
 		}
 		defer cache.Close(ctx)
 		gen := int64(1)
+		raw, err := json.Marshal(spec)
+		if err != nil {
+			return plugin.Result{}, err
+		}
 		// The group of the passes' CRs (runcmd): a plugin that prunes per group records it, and
 		// fails a CR whose resource another group owns.
-		return p.Reconcile(ctx, s, cache, plugin.ReconcileRequest{Spec: spec, Object: plugin.Object{
+		return p.Reconcile(ctx, s, cache, plugin.ReconcileRequest{Spec: raw, Object: plugin.Object{
 			APIVersion: k.APIVersion, Kind: k.Kind, Namespace: "conformance", Name: name, UID: "conformance-" + name, Generation: &gen},
 			Credentials: plugin.Credentials{Namespace: "conformance", SecretName: runcmd.SecretName, CloudName: k.cloudName()}})
 	}

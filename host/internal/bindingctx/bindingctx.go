@@ -1,14 +1,18 @@
 // Package bindingctx reads the binding contexts shell-operator hands a hook run (docs/contract.md §1.4, §1.5)
 // and finds the object lists the planner works from.
 //
-// Contexts stay generic JSON: one malformed CR must not make the whole batch unreadable, so the
-// typed reading of objects happens later, one CR at a time.
+// A run needs one CR at a time, never the document whole: shell-operator writes every snapshot
+// into every context of a batch (a Synchronization carries its objects twice), and the host plans
+// from one snapshot per binding. So Read passes over the document once without decoding any
+// object, keeping each context's binding, type and watch event and where its objects lie; a List
+// then decodes its CRs one at a time, as the planner reads them (docs/scaling.md). Objects stay
+// generic JSON: one malformed CR must not make the whole batch unreadable, so the typed reading
+// happens later, one CR at a time.
 package bindingctx
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,8 +30,36 @@ const (
 	Deleted  = "Deleted"
 )
 
-// Context is one binding context, as decoded JSON (numbers kept as json.Number).
-type Context map[string]any
+// Context is one binding context: the members the framework reads. Its objects are decoded when
+// asked for.
+type Context struct {
+	binding, typ, watchEvent string
+	// object is where an Event's CR lies: its "object" member, else its "filterResult".
+	object *span
+	// objects is a Synchronization's object list; snapshots the lists by binding name (nil when
+	// the context has no snapshots object).
+	objects   *list
+	snapshots map[string]*list
+	// decoded holds the context's objects when the document was decoded whole (see Read).
+	decoded *decodedContext
+	doc     *Document
+}
+
+// Document is a read binding-context file. Its Contexts decode their objects from it, so it must
+// stay open while they are in use.
+type Document struct {
+	Contexts []Context
+	src      source
+	closer   io.Closer
+}
+
+// Close releases the file; the Contexts can no longer decode objects after it.
+func (d *Document) Close() error {
+	if d == nil || d.closer == nil {
+		return nil
+	}
+	return d.closer.Close()
+}
 
 // Error is a binding context that cannot be planned; the run exits 1.
 type Error struct{ msg string }
@@ -36,271 +68,95 @@ func (e *Error) Error() string { return e.msg }
 
 func errorf(format string, args ...any) error { return &Error{msg: fmt.Sprintf(format, args...)} }
 
-// Read loads the contexts at path. An empty path or a blank file means no contexts. The file is
-// decoded as it is read, never held whole (see Parse).
-func Read(path string) ([]Context, error) {
+// Read indexes the contexts at path. An empty path or a blank file means no contexts. The file
+// is read through a buffer and kept open for the objects (Document.Close).
+func Read(path string) (*Document, error) {
 	if path == "" {
-		return nil, nil
+		return &Document{}, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, errorf("failed to read binding context: %v", err)
 	}
-	defer f.Close()
 	const bufSize = 64 << 10
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		if out, ok := scanDecode(f, bufSize); ok {
-			return out, nil
+		d := &indexer{scanner{r: f, buf: make([]byte, 0, bufSize), keys: map[string]string{}}}
+		if contexts, ok := d.index(); ok {
+			return newDocument(contexts, f, f), nil
 		}
-		// Anything scanDecode declines (a syntax error above all) is read again by encoding/json,
+		// Anything the index declines (a syntax error above all) is read again by encoding/json,
 		// whose answer and error text are the contract's.
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			f.Close()
 			return nil, errorf("failed to read binding context: %v", err)
 		}
 	}
+	defer f.Close()
 	return decodeStream(bufio.NewReaderSize(f, bufSize))
 }
 
-// Parse decodes a binding-context document.
-//
-// The snapshot objects are decoded one at a time, and metadata.managedFields is read past
-// without being built: the API server's field-ownership records are most of an object's size
-// (a converged CR of a few hundred bytes of spec carries several KiB of them, 30-45 KiB once
-// decoded) and the framework never reads them, so a snapshot of 5,000 CRs held whole cost the
-// hook hundreds of MiB. Everything else of every context is kept as decoded JSON (numbers as json.Number).
-func Parse(data []byte) ([]Context, error) {
-	if out, ok := scanBytes(data); ok {
-		return out, nil
+// Parse indexes a binding-context document in memory.
+func Parse(data []byte) (*Document, error) {
+	d := &indexer{scanner{buf: data, done: true, keys: map[string]string{}}}
+	if contexts, ok := d.index(); ok {
+		return newDocument(contexts, bytes.NewReader(data), nil), nil
 	}
 	return decodeStream(bytes.NewReader(data))
 }
 
-// decodeStream is the reference decoding, with encoding/json's streaming decoder: scanDecode
-// gives the same answer faster, and hands everything else (errors first) to it.
-func decodeStream(r io.Reader) ([]Context, error) {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	fail := func(err error) ([]Context, error) {
-		return nil, errorf("failed to parse binding context: %v", err)
+func newDocument(contexts []Context, src source, closer io.Closer) *Document {
+	doc := &Document{Contexts: contexts, src: src, closer: closer}
+	for i := range doc.Contexts {
+		doc.Contexts[i].doc = doc
 	}
-	tok, err := dec.Token()
-	if err == io.EOF {
-		return nil, nil // empty or blank
-	}
-	if err != nil {
-		return fail(err)
-	}
-	if tok != json.Delim('[') {
-		// Still a syntax error, if there is one, before the shape.
-		if _, err := valueFrom(dec, tok); err != nil {
-			return fail(err)
-		}
-		return fail(errors.New("Shell-operator binding context must be a list"))
-	}
-	var out []Context
-	for i := 0; dec.More(); i++ {
-		tok, err := dec.Token()
-		if err != nil {
-			return fail(err)
-		}
-		if tok != json.Delim('{') {
-			if _, err := valueFrom(dec, tok); err != nil {
-				return fail(err)
-			}
-			return fail(fmt.Errorf("item %d is not an object", i))
-		}
-		c, err := decodeContext(dec)
-		if err != nil {
-			return fail(err)
-		}
-		out = append(out, c)
-	}
-	if _, err := dec.Token(); err != nil {
-		return fail(err)
-	}
-	if dec.More() {
-		return fail(errors.New("unexpected data after the top-level value"))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			err = errors.New("unexpected data after the top-level value")
-		}
-		return fail(err)
-	}
-	if out == nil {
-		out = []Context{}
-	}
-	return out, nil
-}
-
-// decodeContext decodes one context after its opening brace, the objects of its snapshots and
-// Synchronization lists one by one.
-func decodeContext(dec *json.Decoder) (Context, error) {
-	c := Context{}
-	err := members(dec, func(key string) (err error) {
-		switch key {
-		case "snapshots":
-			c[key], err = decodeSnapshots(dec)
-		case "objects":
-			c[key], err = decodeItems(dec)
-		case "object":
-			c[key], err = decodeObject(dec, 1)
-		default:
-			c[key], err = decodeAny(dec)
-		}
-		return err
-	})
-	return c, err
-}
-
-// decodeSnapshots decodes {"binding": [items]}, or whatever other value is there for the planner
-// to refuse by name.
-func decodeSnapshots(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return valueOrErr(dec, tok, err)
-	}
-	snaps := map[string]any{}
-	err = members(dec, func(name string) (err error) {
-		snaps[name], err = decodeItems(dec)
-		return err
-	})
-	return snaps, err
-}
-
-// decodeItems decodes a list of snapshot items ({"object": CR, "filterResult": ...} or the CR
-// itself) one item at a time, or whatever other value is there.
-func decodeItems(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('[') {
-		return valueOrErr(dec, tok, err)
-	}
-	return elements(dec, func() (any, error) { return decodeObject(dec, 0) })
-}
-
-// decodeObject decodes an object whose metadata.managedFields is read past, never built: a
-// snapshot item (depth 0), whose "object" member is the CR it wraps (depth 1), or a CR itself.
-// Any other shape is decoded as it is, for the planner and resource to judge.
-func decodeObject(dec *json.Decoder, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return valueOrErr(dec, tok, err)
-	}
-	m := map[string]any{}
-	err = members(dec, func(key string) (err error) {
-		switch {
-		case key == "metadata":
-			m[key], err = decodeMetadata(dec)
-		case key == "object" && depth == 0:
-			m[key], err = decodeObject(dec, 1)
-		default:
-			m[key], err = decodeAny(dec)
-		}
-		return err
-	})
-	return m, err
-}
-
-// decodeMetadata decodes an object's metadata without its managedFields.
-func decodeMetadata(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return valueOrErr(dec, tok, err)
-	}
-	md := map[string]any{}
-	err = members(dec, func(key string) (err error) {
-		if key == "managedFields" {
-			var skip json.RawMessage
-			return dec.Decode(&skip)
-		}
-		md[key], err = decodeAny(dec)
-		return err
-	})
-	return md, err
-}
-
-// members reads an object's members up to and including its closing brace; member reads the
-// value of each.
-func members(dec *json.Decoder, member func(key string) error) error {
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		if err := member(key); err != nil {
-			return err
-		}
-	}
-	_, err := dec.Token()
-	return err
-}
-
-// elements reads a list's elements up to and including its closing bracket.
-func elements(dec *json.Decoder, element func() (any, error)) ([]any, error) {
-	l := []any{}
-	for dec.More() {
-		v, err := element()
-		if err != nil {
-			return nil, err
-		}
-		l = append(l, v)
-	}
-	_, err := dec.Token()
-	return l, err
-}
-
-func decodeAny(dec *json.Decoder) (any, error) {
-	var v any
-	err := dec.Decode(&v)
-	return v, err
-}
-
-func valueOrErr(dec *json.Decoder, tok json.Token, err error) (any, error) {
-	if err != nil {
-		return nil, err
-	}
-	return valueFrom(dec, tok)
-}
-
-// valueFrom decodes the rest of a value whose first token was already read.
-func valueFrom(dec *json.Decoder, tok json.Token) (any, error) {
-	switch tok {
-	case json.Delim('{'):
-		m := map[string]any{}
-		err := members(dec, func(key string) (err error) {
-			m[key], err = decodeAny(dec)
-			return err
-		})
-		return m, err
-	case json.Delim('['):
-		return elements(dec, func() (any, error) { return decodeAny(dec) })
-	}
-	return tok, nil
-}
-
-// str returns a string field, "" when absent or of another type.
-func (c Context) str(key string) string {
-	s, _ := c[key].(string)
-	return s
+	return doc
 }
 
 // Binding is the binding name; "periodic sync" for the schedule.
-func (c Context) Binding() string { return c.str("binding") }
+func (c Context) Binding() string { return c.binding }
 
 // Type is Synchronization, Event, Schedule, Group or anything else shell-operator sends.
-func (c Context) Type() string { return c.str("type") }
+func (c Context) Type() string { return c.typ }
 
 // WatchEvent is Added, Modified or Deleted on Event contexts.
-func (c Context) WatchEvent() string { return c.str("watchEvent") }
+func (c Context) WatchEvent() string { return c.watchEvent }
 
-// Object is the event's CR, nil when absent or empty.
-func (c Context) Object() any {
-	o := c["object"]
-	if m, ok := o.(map[string]any); ok && len(m) == 0 {
-		return nil
+// NewContext is a context of the given binding and type carrying the snapshots of from: a run
+// that replaces its batch with a full pass (a lease takeover) plans from it.
+func NewContext(binding, typ string, from Context) Context {
+	c := Context{binding: binding, typ: typ, snapshots: from.snapshots, doc: from.doc}
+	if from.decoded != nil {
+		c.decoded = &decodedContext{snapshots: from.decoded.snapshots}
 	}
-	return o
+	return c
+}
+
+// HasSnapshot reports whether c carries a snapshot of the binding (whatever its shape).
+func (c Context) HasSnapshot(binding string) bool {
+	if c.decoded != nil {
+		_, ok := c.decoded.snapshots[binding]
+		return ok && c.decoded.snapshots != nil
+	}
+	_, ok := c.snapshots[binding]
+	return ok
+}
+
+// Object is the event's CR, decoded; nil when absent, null or empty.
+func (c Context) Object() (any, error) {
+	var o any
+	switch {
+	case c.decoded != nil:
+		o = c.decoded.object
+	case c.object != nil:
+		var err error
+		if o, err = c.doc.decode(*c.object, newScanner(nil)); err != nil {
+			return nil, err
+		}
+	}
+	if m, ok := o.(map[string]any); ok && len(m) == 0 {
+		return nil, nil
+	}
+	return o, nil
 }
 
 // IsEventOf reports whether c is an Event context of the binding.
@@ -308,54 +164,137 @@ func (c Context) IsEventOf(binding string) bool {
 	return c.Binding() == binding && c.Type() == TypeEvent
 }
 
-// snapshot returns the binding's snapshot items and whether this context carries one.
-func (c Context) snapshot(binding string) ([]any, bool, error) {
-	snaps, ok := c["snapshots"].(map[string]any)
+// List is one list of CRs: a snapshot, or a Synchronization's objects. Each reads its CRs from the
+// document one at a time.
+type List struct {
+	doc     *Document
+	items   []span
+	decoded []any
+}
+
+// Len is the number of CRs.
+func (l *List) Len() int {
+	if l == nil {
+		return 0
+	}
+	if l.doc == nil {
+		return len(l.decoded)
+	}
+	return len(l.items)
+}
+
+// Each calls fn with each CR in turn, decoded; the CR is fn's until it returns, and nothing of it
+// is kept. An error is the document's (it could not be read again).
+func (l *List) Each(fn func(obj any)) error {
+	return l.each(func(o any) bool { fn(o); return true })
+}
+
+// each is Each until fn answers false.
+func (l *List) each(fn func(obj any) bool) error {
+	if l == nil {
+		return nil
+	}
+	if l.doc == nil {
+		for _, o := range l.decoded {
+			if !fn(o) {
+				return nil
+			}
+		}
+		return nil
+	}
+	d := newScanner(nil)
+	for _, it := range l.items {
+		o, err := l.doc.decode(it, d)
+		if err != nil {
+			return err
+		}
+		if !fn(o) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// All decodes every CR of the list at once; for tests and small lists.
+func (l *List) All() ([]any, error) {
+	out := make([]any, 0, l.Len())
+	err := l.Each(func(o any) { out = append(out, o) })
+	return out, err
+}
+
+// newScanner is a scanner over bytes that are read whole; its shared strings last while it is
+// reused, which is for the CRs of one list.
+func newScanner(buf []byte) *scanner {
+	return &scanner{buf: buf, done: true, keys: map[string]string{}}
+}
+
+// decode reads the CR at s with d, whose buffer it reuses.
+func (doc *Document) decode(s span, d *scanner) (any, error) {
+	n := int(s.end - s.start)
+	if cap(d.buf) < n {
+		d.buf = make([]byte, n)
+	}
+	d.buf, d.i, d.base = d.buf[:n], 0, s.start
+	if _, err := doc.src.ReadAt(d.buf, s.start); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+		return nil, errorf("failed to read binding context: %v", err)
+	}
+	v, ok := d.value(modeCR, 1)
+	if !ok {
+		// The index read these bytes without a fault: the file changed under the run.
+		return nil, errorf("failed to read binding context: the file changed while it was read")
+	}
+	return v, nil
+}
+
+// snapshot returns the binding's snapshot and whether this context carries one.
+func (c Context) snapshot(binding string) (*List, bool, error) {
+	if c.decoded != nil {
+		v, ok := c.decoded.snapshots[binding]
+		if !ok {
+			return nil, false, nil
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return nil, true, errorf("Snapshot %s must be a list", binding)
+		}
+		return &List{decoded: unwrap(l)}, true, nil
+	}
+	l, ok := c.snapshots[binding]
 	if !ok {
 		return nil, false, nil
 	}
-	v, ok := snaps[binding]
-	if !ok {
-		return nil, false, nil
-	}
-	list, ok := v.([]any)
-	if !ok {
+	if l.items == nil {
 		return nil, true, errorf("Snapshot %s must be a list", binding)
 	}
-	return unwrap(list), true, nil
+	return &List{doc: c.doc, items: l.items}, true, nil
 }
 
 // syncObjects returns a Synchronization context's objects.
-func (c Context) syncObjects() ([]any, error) {
-	v, ok := c["objects"]
-	if !ok || v == nil {
+func (c Context) syncObjects() (*List, error) {
+	if c.decoded != nil {
+		v := c.decoded.objects
+		if v == nil {
+			return nil, nil
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return nil, errorf("Synchronization %s objects must be a list", c.Binding())
+		}
+		return &List{decoded: unwrap(l)}, nil
+	}
+	l := c.objects
+	if l == nil || (l.items == nil && l.value.first == 'n') {
 		return nil, nil
 	}
-	list, ok := v.([]any)
-	if !ok {
+	if l.items == nil {
 		return nil, errorf("Synchronization %s objects must be a list", c.Binding())
 	}
-	return unwrap(list), nil
-}
-
-// unwrap turns snapshot items ({"object": CR, "filterResult": ...}) into CRs; an item without an
-// "object" key is the CR itself.
-func unwrap(items []any) []any {
-	out := make([]any, len(items))
-	for i, it := range items {
-		out[i] = it
-		if m, ok := it.(map[string]any); ok {
-			if o, ok := m["object"]; ok {
-				out[i] = o
-			}
-		}
-	}
-	return out
+	return &List{doc: c.doc, items: l.items}, nil
 }
 
 // EventSnapshot is the snapshot of an event run: the last of the binding's Event contexts that
 // carries the binding's snapshot (an empty list is valid).
-func EventSnapshot(contexts []Context, binding string) ([]any, error) {
+func EventSnapshot(contexts []Context, binding string) (*List, error) {
 	for i := len(contexts) - 1; i >= 0; i-- {
 		c := contexts[i]
 		if !c.IsEventOf(binding) {
@@ -371,7 +310,7 @@ func EventSnapshot(contexts []Context, binding string) ([]any, error) {
 
 // FullSnapshot is the object list of a non-event run: the first context (any binding or type)
 // carrying the binding's snapshot, else the objects of the binding's first Synchronization.
-func FullSnapshot(contexts []Context, binding string) ([]any, error) {
+func FullSnapshot(contexts []Context, binding string) (*List, error) {
 	for _, c := range contexts {
 		items, ok, err := c.snapshot(binding)
 		if ok {
@@ -404,24 +343,37 @@ func OnlyBinding(contexts []Context, binding string) bool {
 
 // AnySyncStatus reports whether any object in any snapshot of the run has status.syncStatus
 // equal to want. It reads nothing else, so it is cheap enough to decide whether a run has work
-// before the plugin is even loaded; an object it cannot read counts as a match.
+// before the plugin is even loaded; an object it cannot read counts as a match, and so does a
+// document that cannot be read again.
 func AnySyncStatus(contexts []Context, want string) bool {
+	found := false
+	match := func(o any) bool {
+		m, ok := o.(map[string]any)
+		st, _ := m["status"].(map[string]any)
+		found = !ok || (st != nil && st["syncStatus"] == want)
+		return !found
+	}
 	for _, c := range contexts {
-		snaps, _ := c["snapshots"].(map[string]any)
-		for _, v := range snaps {
-			list, ok := v.([]any)
-			if !ok {
-				return true
-			}
-			for _, o := range unwrap(list) {
-				m, ok := o.(map[string]any)
+		var lists []*List
+		if c.decoded != nil {
+			for _, v := range c.decoded.snapshots {
+				l, ok := v.([]any)
 				if !ok {
 					return true
 				}
-				st, _ := m["status"].(map[string]any)
-				if st != nil && st["syncStatus"] == want {
+				lists = append(lists, &List{decoded: unwrap(l)})
+			}
+		} else {
+			for _, l := range c.snapshots {
+				if l.items == nil {
 					return true
 				}
+				lists = append(lists, &List{doc: c.doc, items: l.items})
+			}
+		}
+		for _, l := range lists {
+			if err := l.each(match); err != nil || found {
+				return true
 			}
 		}
 	}

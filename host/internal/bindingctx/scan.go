@@ -1,37 +1,29 @@
 package bindingctx
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// scanDecode decodes a binding-context document straight from its bytes into what the
-// encoding/json decoding of decodeStream gives (the same maps, lists, strings, json.Number, bool
-// and nil; managedFields read past the same way), or answers false and the caller decodes with
-// decodeStream. It declines rather than guesses: on any syntax error (so that every error and its
-// text stay decodeStream's), a read error, and a nesting deeper than maxScanDepth. A differential
-// fuzz test holds the two equal (FuzzScanMatchesEncodingJSON).
+// The scanner decodes JSON straight from its bytes into what encoding/json gives for `any` with
+// UseNumber (the same maps, lists, strings, json.Number, bool and nil; metadata.managedFields of
+// a CR read past), and declines rather than guesses: on any syntax error (so that every error and
+// its text stay encoding/json's), a read error, and a nesting deeper than maxScanDepth. The index
+// pass (index.go) reads a whole document with it; decoding a CR (List) reads that CR's bytes.
+// Differential fuzz tests hold both to encoding/json (FuzzScanMatchesEncodingJSON).
 //
 // It exists for the cost per CR: encoding/json's Decoder.Token and Decode run a scanner function
 // per input byte, twice for every value (once to find its end, once to decode it), and the
 // managed fields read past are scanned twice too; that was about a third of a converged pass's
 // host CPU (docs/benchmarks.md, "Host-side costs").
 //
-// The input is read through a buffer of size bytes, grown only for a token longer than it, so a
-// snapshot is never held whole (Parse).
-func scanDecode(r io.Reader, size int) ([]Context, bool) {
-	d := &scanner{r: r, buf: make([]byte, 0, size), keys: map[string]string{}}
-	return d.document()
-}
-
-// scanBytes is scanDecode over a document already in memory.
-func scanBytes(data []byte) ([]Context, bool) {
-	d := &scanner{buf: data, done: true, keys: map[string]string{}}
-	return d.document()
-}
+// The input is read through a buffer, grown only for a token longer than it, so a document is
+// never held whole.
 
 // maxScanDepth bounds the recursion; deeper documents go to encoding/json, which has its own limit.
 const maxScanDepth = 512
@@ -45,55 +37,25 @@ const (
 	maxInternedLen = 24
 )
 
-// mode is what an object or list is in the document, which decides how its members are read:
-// the shape decodeStream's functions walk.
+// mode is what an object or list is in a CR, which decides how its members are read: the shape
+// decodeObject walks.
 type mode uint8
 
 const (
-	modeAny       mode = iota // any JSON value, decoded whole (decodeAny)
-	modeContext               // a binding context (decodeContext)
-	modeSnapshots             // {"binding": items} (decodeSnapshots)
-	modeItems                 // a list of snapshot items (decodeItems)
-	modeItem                  // a snapshot item: {"object": CR, ...} or the CR itself (decodeObject, depth 0)
-	modeCR                    // a CR (decodeObject, depth 1)
-	modeMetadata              // a CR's metadata (decodeMetadata)
+	modeAny      mode = iota // any JSON value, decoded whole (decodeAny)
+	modeCR                   // a CR (decodeObject)
+	modeMetadata             // a CR's metadata (decodeMetadata)
 )
 
 // member is how the member key of an object in mode m is read; skip when it is read past.
 func (m mode) member(key string) (child mode, skip bool) {
-	switch m {
-	case modeContext:
-		switch key {
-		case "snapshots":
-			return modeSnapshots, false
-		case "objects":
-			return modeItems, false
-		case "object":
-			return modeCR, false
-		}
-	case modeSnapshots:
-		return modeItems, false
-	case modeItem, modeCR:
-		switch {
-		case key == "metadata":
-			return modeMetadata, false
-		case key == "object" && m == modeItem:
-			return modeCR, false
-		}
-	case modeMetadata:
-		if key == "managedFields" {
-			return modeAny, true
-		}
+	switch {
+	case m == modeCR && key == "metadata":
+		return modeMetadata, false
+	case m == modeMetadata && key == "managedFields":
+		return modeAny, true
 	}
 	return modeAny, false
-}
-
-// element is how the elements of a list in mode m are read.
-func (m mode) element() mode {
-	if m == modeItems {
-		return modeItem
-	}
-	return modeAny
 }
 
 type scanner struct {
@@ -101,55 +63,11 @@ type scanner struct {
 	buf []byte
 	// i is the read position in buf; buf[i:] is kept when more input is read.
 	i int
+	// base is the input offset of buf[0].
+	base int64
 	// done: r reported the end of its input (or an error, then failed too).
 	done, failed bool
 	keys         map[string]string
-}
-
-func (d *scanner) document() ([]Context, bool) {
-	c, ok := d.next()
-	if !ok {
-		return nil, !d.failed // empty or blank
-	}
-	if c != '[' {
-		return nil, false
-	}
-	d.i++
-	out := []Context{}
-	if c, ok = d.next(); !ok {
-		return nil, false
-	}
-	if c == ']' {
-		d.i++
-	} else {
-		for {
-			if c != '{' {
-				return nil, false
-			}
-			m, ok := d.object(modeContext, 1)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, Context(m))
-			if c, ok = d.next(); !ok {
-				return nil, false
-			}
-			d.i++
-			if c == ']' {
-				break
-			}
-			if c != ',' {
-				return nil, false
-			}
-			if c, ok = d.next(); !ok {
-				return nil, false
-			}
-		}
-	}
-	if _, ok := d.next(); ok || d.failed {
-		return nil, false // data after the list, or a read error
-	}
-	return out, true
 }
 
 // fill reads more input, keeping buf[i:] (the token being read) at the front of the buffer; false
@@ -159,6 +77,7 @@ func (d *scanner) fill() bool {
 		return false
 	}
 	kept := copy(d.buf[:cap(d.buf)], d.buf[d.i:])
+	d.base += int64(d.i)
 	d.buf, d.i = d.buf[:kept], 0
 	if kept == cap(d.buf) {
 		d.buf = slices.Grow(d.buf, max(cap(d.buf), 512))
@@ -300,9 +219,8 @@ func (d *scanner) array(m mode, depth int) ([]any, bool) {
 		d.i++
 		return out, true
 	}
-	em := m.element()
 	for {
-		v, ok := d.value(em, depth+1)
+		v, ok := d.value(modeAny, depth+1)
 		if !ok {
 			return nil, false
 		}
@@ -620,4 +538,26 @@ func hexVal(c byte) int {
 		return int(c - 'A' + 10)
 	}
 	return -1
+}
+
+// DecodeJSON decodes one JSON value as encoding/json decodes it into `any` with UseNumber, the
+// scanner's way (encoding/json for what it declines): a CR's status is kept as JSON and decoded
+// each time the run reads it (resource.Resource.Status).
+func DecodeJSON(data []byte) (any, error) {
+	d := newScanner(data)
+	if v, ok := d.value(modeAny, 1); ok {
+		if _, more := d.next(); !more {
+			return v, nil
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("unexpected data after the top-level value")
+	}
+	return v, nil
 }

@@ -269,12 +269,15 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	defer func() { obs.finish(code, log) }()
 	path, _ := lookupEnv("BINDING_CONTEXT_PATH")
 	region := trace.StartRegion(ctx, "read binding context")
-	contexts, err := bindingctx.Read(path)
+	doc, err := bindingctx.Read(path)
 	region.End()
 	if err != nil {
 		log.Error(err.Error())
 		return ExitFail
 	}
+	// The plan, the claims and a takeover read their CRs from the file, one at a time.
+	defer doc.Close()
+	contexts := doc.Contexts
 	if len(contexts) == 0 {
 		log.Debug("no binding contexts; nothing to do")
 		return ExitOK

@@ -73,9 +73,8 @@ func leaseContexts(contexts []bindingctx.Context, binding string, takeover bool)
 	if takeover {
 		// Every snapshot of the newest context that carries the binding's: a shard's claims ride along.
 		for i := len(contexts) - 1; i >= 0; i-- {
-			snaps, ok := contexts[i]["snapshots"].(map[string]any)
-			if _, has := snaps[binding]; ok && has {
-				return []bindingctx.Context{{"binding": hookenv.LeaseBinding, "type": "Schedule", "snapshots": snaps}}
+			if contexts[i].HasSnapshot(binding) {
+				return []bindingctx.Context{bindingctx.NewContext(hookenv.LeaseBinding, bindingctx.TypeSchedule, contexts[i])}
 			}
 		}
 		// No snapshot (a Synchronization carries objects): the batch is a full pass already.

@@ -18,16 +18,14 @@ import (
 // of the shard's own (docs/contract.md §3.2), and is named.
 func spareClaims(contexts []bindingctx.Context, cfg hookenv.Config, plan *planner.Plan, log *slog.Logger) []*resource.Resource {
 	claims := hookenv.ClaimsBinding(cfg.BindingName)
-	var items []any
-	found := false
-	for i := len(contexts) - 1; i >= 0 && !found; i-- {
-		snaps, _ := contexts[i]["snapshots"].(map[string]any)
-		if _, ok := snaps[claims].([]any); ok {
+	var items *bindingctx.List
+	for i := len(contexts) - 1; i >= 0 && items == nil; i-- {
+		if contexts[i].HasSnapshot(claims) {
+			// A claims snapshot that is not a list is as good as none.
 			items, _ = bindingctx.FullSnapshot(contexts[i:i+1], claims)
-			found = true
 		}
 	}
-	if !found {
+	if items == nil {
 		// shell-operator always sends the claims snapshot with the shard's; without it nothing is
 		// known about the other shards, so nothing may be pruned.
 		log.Error("Shard without the " + claims + " snapshot: skipping prune this run")
@@ -36,7 +34,7 @@ func spareClaims(contexts []bindingctx.Context, cfg hookenv.Config, plan *planne
 		return nil
 	}
 	var spared []*resource.Resource
-	for _, obj := range items {
+	err := items.Each(func(obj any) {
 		r, err := resource.Parse(obj, cfg.PodNamespace)
 		if err != nil {
 			reason, ref := err.Error(), resource.Ref(obj)
@@ -49,11 +47,18 @@ func spareClaims(contexts []bindingctx.Context, cfg hookenv.Config, plan *planne
 				plan.Unreadable = append(plan.Unreadable, ref)
 				plan.UnreadableScopes = append(plan.UnreadableScopes, resource.ScopeOf(obj, cfg.PodNamespace))
 			}
-			continue
+			return
 		}
 		if !r.Deleting {
 			spared = append(spared, r)
 		}
+	})
+	if err != nil {
+		// Unknown claims could claim anything.
+		log.Error(err.Error() + "; skipping prune this run")
+		plan.Unreadable = append(plan.Unreadable, "(snapshot "+claims+")")
+		plan.UnreadableScopes = append(plan.UnreadableScopes, resource.Scope{})
+		return nil
 	}
 	return spared
 }

@@ -1,6 +1,7 @@
 package hook_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,7 +35,9 @@ func TestShardSparesOtherShardsClaims(t *testing.T) {
 		assert.Equal(t, 0, code, h.stderr.String())
 		require.Len(t, h.plugin.Pruned(), 1)
 		var names []any
-		for _, s := range h.plugin.Pruned()[0].DesiredSpecs {
+		for _, raw := range h.plugin.Pruned()[0].DesiredSpecs {
+			var s map[string]any
+			require.NoError(t, json.Unmarshal(raw, &s))
 			names = append(names, s["name"])
 		}
 		assert.ElementsMatch(t, []any{"a", "a", "b"}, names, "its own CR and the other shard's live one; never one being deleted")
@@ -55,7 +58,9 @@ func TestShardSparesOtherShardsClaims(t *testing.T) {
 		require.Equal(t, 0, h.main("--plugin", "widgets.wasm", "--binding", "widgets"), h.stderr.String())
 		require.Len(t, h.plugin.Pruned(), 1)
 		var names []any
-		for _, s := range h.plugin.Pruned()[0].DesiredSpecs {
+		for _, raw := range h.plugin.Pruned()[0].DesiredSpecs {
+			var s map[string]any
+			require.NoError(t, json.Unmarshal(raw, &s))
 			names = append(names, s["name"])
 		}
 		assert.ElementsMatch(t, []any{"a", "b"}, names, "its group's: its own CR and the other shard's in the same group")

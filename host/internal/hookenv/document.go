@@ -47,6 +47,22 @@ type Crontab struct {
 	Queue                string   `json:"queue"`
 }
 
+// ObjectFilter is the jqFilter of the CR watches: shell-operator keeps of each CR, and writes into
+// every binding context, only what the host reads (docs/contract.md §1.4): the identity and
+// apiVersion/kind a plugin is told, the resourceVersion finalizer patches are guarded by, the UID a
+// release checks, the generation the feedback-loop rule compares, the finalizers and
+// deletionTimestamp, the spec and the status. Everything else (metadata.managedFields above all,
+// annotations such as kubectl's last-applied-configuration, labels) stays with the API server;
+// it was most of every object's bytes, and shell-operator held each object twice ("." kept the
+// filter's copy beside the object) and wrote both into every context (docs/scaling.md).
+//
+// The filter is total: metadata that is not an object passes as it is, so an unreadable CR is
+// still refused naming the field (docs/contract.md §3). A member the CR lacks comes out null,
+// which the host reads as absent. resourceVersion changes with every write, so the filter's
+// result changes whenever the object does and every watch event still fires.
+const ObjectFilter = `{apiVersion, kind, metadata: (.metadata | if type == "object" then ` +
+	`{name, namespace, uid, resourceVersion, generation, finalizers, deletionTimestamp} else . end), spec, status}`
+
 // ScheduleBinding is the binding name of the periodic full run.
 const ScheduleBinding = "periodic sync"
 

@@ -193,7 +193,13 @@ type remarker struct {
 }
 
 func (r *remarker) Remark(_ context.Context, _ plugin.Session, req plugin.RemarkRequest) (plugin.RemarkResult, error) {
-	name := req.Spec["name"].(string)
+	var spec struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(req.Spec, &spec); err != nil {
+		return plugin.RemarkResult{}, err
+	}
+	name := spec.Name
 	if err := r.fail[name]; err != nil {
 		return plugin.RemarkResult{}, err
 	}

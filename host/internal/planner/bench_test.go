@@ -29,11 +29,11 @@ func BenchmarkPlanSynchronization(b *testing.B) {
 	opts := Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)}
 	b.ReportAllocs()
 	for b.Loop() {
-		contexts, err := bindingctx.Parse(data)
+		doc, err := bindingctx.Parse(data)
 		if err != nil {
 			b.Fatal(err)
 		}
-		plan, err := Build(contexts, opts)
+		plan, err := Build(doc.Contexts, opts)
 		if err != nil || len(plan.Reconcile) != 2000 || len(plan.PruneCredentials) != 20 {
 			b.Fatalf("plan: %v", err)
 		}

@@ -27,11 +27,11 @@ func FuzzBuild(f *testing.F) {
 	f.Add([]byte(`[{"binding":"widgets","type":"Event","watchEvent":"Modified","object":{"metadata":{"generation":1},"status":{"syncStatus":"Synced","observedGeneration":1}},"snapshots":{"widgets":[null,1,"x",[]]}}]`))
 	log := slog.New(slog.DiscardHandler)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		contexts, err := bindingctx.Parse(data)
+		doc, err := bindingctx.Parse(data)
 		if err != nil {
 			return
 		}
-		plan, err := Build(contexts, Options{Binding: "widgets", Kind: "Widget", Log: log})
+		plan, err := Build(doc.Contexts, Options{Binding: "widgets", Kind: "Widget", Log: log})
 		if err != nil {
 			return
 		}

@@ -152,7 +152,10 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 			p.Log.Warn(MsgNoWatchEvent, "kind", p.Kind)
 			continue
 		}
-		obj := c.Object()
+		obj, err := c.Object()
+		if err != nil {
+			return Plan{}, err
+		}
 		if obj == nil {
 			p.Log.Warn(MsgNoObject, "kind", p.Kind, "event", ev)
 			continue
@@ -173,7 +176,7 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 				p.crLog(r).Info(MsgLaterDeleted, "name", r.Display())
 			}
 		case ev == bindingctx.Modified && recordsOwnOutcome(r):
-			recorded := []any{"name", r.Display(), "generation", *r.Generation, "sync_status", r.Status["syncStatus"]}
+			recorded := []any{"name", r.Display(), "generation", *r.Generation, "sync_status", r.Status()["syncStatus"]}
 			p.crLog(r).Info(MsgEcho, recorded...)
 			// The CR's newest state already records the outcome of its current generation, so an
 			// earlier event of the batch (such as the hook's own finalizer write) needs no pass.
@@ -208,7 +211,10 @@ func (p *planner) events(contexts []bindingctx.Context) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	live, snapDeleted := p.readAll(items)
+	live, snapDeleted, err := p.readAll(items)
+	if err != nil {
+		return Plan{}, err
+	}
 	plan.Desired = live
 	for _, id := range deletedOrder {
 		plan.Deleted = append(plan.Deleted, deleted[id])
@@ -226,7 +232,10 @@ func (p *planner) full(contexts []bindingctx.Context) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	live, deleted := p.readAll(items)
+	live, deleted, err := p.readAll(items)
+	if err != nil {
+		return Plan{}, err
+	}
 	return Plan{
 		Reconcile:        slices.Clone(live),
 		Desired:          live,
@@ -249,8 +258,11 @@ func (p *planner) progress(contexts []bindingctx.Context) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	live, deleted := p.readAll(items)
-	isProgressing := func(r *resource.Resource) bool { return r.Status["syncStatus"] == status.Progressing }
+	live, deleted, err := p.readAll(items)
+	if err != nil {
+		return Plan{}, err
+	}
+	isProgressing := func(r *resource.Resource) bool { return r.Status()["syncStatus"] == status.Progressing }
 	plan := Plan{Desired: live, Progress: true}
 	for _, r := range live {
 		if isProgressing(r) {
@@ -279,10 +291,14 @@ func (p *planner) skipTerminal(rs []*resource.Resource) []*resource.Resource {
 // terminalOutcome returns the terminal reason the CR's Progressing condition records for its
 // current generation.
 func terminalOutcome(r *resource.Resource) (string, bool) {
-	if r.Generation == nil || r.Status == nil || !generationIs(r.Status["observedGeneration"], *r.Generation) {
+	if r.Generation == nil {
 		return "", false
 	}
-	conds, _ := r.Status["conditions"].([]any)
+	st := r.Status()
+	if st == nil || !generationIs(st["observedGeneration"], *r.Generation) {
+		return "", false
+	}
+	conds, _ := st["conditions"].([]any)
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m == nil || m["type"] != status.ConditionProgressing || m["status"] != "False" {
@@ -305,9 +321,11 @@ func generationIs(v any, gen int64) bool {
 	return err == nil && g == gen
 }
 
-// readAll splits snapshot items into live and deleting CRs, each sorted by spec.name.
-func (p *planner) readAll(items []any) (live, deleting []*resource.Resource) {
-	for _, obj := range items {
+// readAll splits a snapshot's CRs into live and deleting ones, each sorted by spec.name. The CRs
+// are decoded one at a time and only what the run needs of each is kept (resource.Resource).
+func (p *planner) readAll(items *bindingctx.List) (live, deleting []*resource.Resource, err error) {
+	live = make([]*resource.Resource, 0, items.Len())
+	err = items.Each(func(obj any) {
 		r := p.read(obj, "CR")
 		switch {
 		case r == nil:
@@ -316,23 +334,30 @@ func (p *planner) readAll(items []any) (live, deleting []*resource.Resource) {
 		default:
 			live = append(live, r)
 		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(live) == 0 {
+		live = nil
 	}
 	sortByName(live)
 	sortByName(deleting)
-	return live, deleting
+	return live, deleting, nil
 }
 
 // recordsOwnOutcome reports whether the CR's status already records its current generation as
 // Synced or Failed: the hook wrote that status, so the Modified event is its echo.
 func recordsOwnOutcome(r *resource.Resource) bool {
-	if r.Generation == nil || r.Status == nil {
+	if r.Generation == nil {
 		return false
 	}
-	s, _ := r.Status["syncStatus"].(string)
+	st := r.Status()
+	s, _ := st["syncStatus"].(string)
 	if s != status.Synced && s != status.Failed && s != status.Progressing {
 		return false
 	}
-	return generationIs(r.Status["observedGeneration"], *r.Generation)
+	return generationIs(st["observedGeneration"], *r.Generation)
 }
 
 func sortByName(rs []*resource.Resource) {

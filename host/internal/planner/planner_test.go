@@ -2,7 +2,9 @@ package planner
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube/shelloperator"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin/plugintest"
 	"github.com/openstack-sync/openstack-sync/host/internal/resource"
 )
@@ -134,48 +138,122 @@ func names(rs []*resource.Resource) []string {
 	return out
 }
 
+// TestPlanTable plans every fixture as it is, and as shell-operator hands it over with the hook
+// configuration's own jqFilter and keepFullObjectsInMemory: false (hookenv.ObjectFilter): each
+// CR only as the filter's result. Every rule of docs/contract.md §2–§3 must plan the same from
+// both, with the same log lines: the filter keeps everything the planner reads.
 func TestPlanTable(t *testing.T) {
 	for _, row := range planTable {
-		t.Run(row.fixture+"/"+row.podNamespace, func(t *testing.T) {
-			contexts, err := bindingctx.Read(filepath.Join("testdata", row.fixture+".json"))
-			require.NoError(t, err)
-			var logs bytes.Buffer
-			plan, err := Build(contexts, Options{Binding: "widgets", Kind: "Widget", PodNamespace: row.podNamespace,
-				ProgressBinding: "progress sync", Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-			if row.err != "" {
-				require.EqualError(t, err, row.err)
-				assert.True(t, bindingctx.IsError(err))
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, row.reconcile, names(plan.Reconcile), "reconcile")
-			assert.Equal(t, row.desired, names(plan.Desired), "desired")
-			assert.Equal(t, row.deleted, names(plan.Deleted), "deleted")
-			var creds []string
-			for _, c := range plan.PruneCredentials {
-				creds = append(creds, plugintest.Group(c))
-			}
-			assert.Equal(t, row.creds, creds, "prune credentials")
-			assert.Equal(t, row.unreadable, plan.Unreadable, "unreadable")
-			assert.Equal(t, row.progress, plan.Progress, "progress run")
-			for _, l := range row.logs {
-				assert.Contains(t, logs.String(), l)
-			}
-			for _, l := range row.notLogs {
-				assert.NotContains(t, logs.String(), l)
-			}
-		})
+		raw, err := os.ReadFile(filepath.Join("testdata", row.fixture+".json"))
+		require.NoError(t, err)
+		for _, handed := range []struct {
+			name string
+			data []byte
+		}{{"whole objects", raw}, {"filtered", filtered(t, raw)}} {
+			t.Run(row.fixture+"/"+row.podNamespace+"/"+handed.name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "context.json")
+				require.NoError(t, os.WriteFile(path, handed.data, 0o600))
+				doc, err := bindingctx.Read(path)
+				require.NoError(t, err)
+				defer doc.Close()
+				var logs bytes.Buffer
+				plan, err := Build(doc.Contexts, Options{Binding: "widgets", Kind: "Widget", PodNamespace: row.podNamespace,
+					ProgressBinding: "progress sync", Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+				if row.err != "" {
+					require.EqualError(t, err, row.err)
+					assert.True(t, bindingctx.IsError(err))
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, row.reconcile, names(plan.Reconcile), "reconcile")
+				assert.Equal(t, row.desired, names(plan.Desired), "desired")
+				assert.Equal(t, row.deleted, names(plan.Deleted), "deleted")
+				var creds []string
+				for _, c := range plan.PruneCredentials {
+					creds = append(creds, plugintest.Group(c))
+				}
+				assert.Equal(t, row.creds, creds, "prune credentials")
+				assert.Equal(t, row.unreadable, plan.Unreadable, "unreadable")
+				assert.Equal(t, row.progress, plan.Progress, "progress run")
+				for _, l := range row.logs {
+					assert.Contains(t, logs.String(), l)
+				}
+				for _, l := range row.notLogs {
+					assert.NotContains(t, logs.String(), l)
+				}
+			})
+		}
 	}
+}
+
+// filtered is a fixture as shell-operator v1.20 writes it for the hook's own watch: every CR (an
+// event's, a snapshot item's, a Synchronization object) replaced by the jqFilter's result, the
+// whole object left out. What shell-operator never sends for an API object (a null or a number
+// where a CR is) stays as it is.
+func filtered(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	var doc []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&doc))
+	watch := shelloperator.KubernetesBinding{JQFilter: hookenv.ObjectFilter, KeepFullObjectsInMemory: new(bool)}
+	item := func(v any) any {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		if o, ok := m["object"]; ok {
+			cr, ok := o.(map[string]any)
+			if !ok {
+				return v
+			}
+			m = cr
+		}
+		return shelloperator.Item(watch, m)
+	}
+	items := func(v any) any {
+		l, ok := v.([]any)
+		if !ok {
+			return v
+		}
+		out := make([]any, len(l))
+		for i, it := range l {
+			out[i] = item(it)
+		}
+		return out
+	}
+	for _, c := range doc {
+		if o, ok := c["object"].(map[string]any); ok && len(o) > 0 {
+			delete(c, "object")
+			for k, v := range shelloperator.Item(watch, o) {
+				c[k] = v
+			}
+		}
+		if _, ok := c["objects"]; ok {
+			c["objects"] = items(c["objects"])
+		}
+		if snaps, ok := c["snapshots"].(map[string]any); ok {
+			for name, l := range snaps {
+				snaps[name] = items(l)
+			}
+		}
+	}
+	out, err := json.Marshal(doc)
+	require.NoError(t, err)
+	require.NotContains(t, string(out), `"object":{"`, "no whole object is left")
+	return out
 }
 
 // Plugins never see the credentials reference, and the CR's own copy is untouched.
 func TestSpecWithoutCredentials(t *testing.T) {
-	contexts, err := bindingctx.Read(filepath.Join("testdata", "event-added.json"))
+	doc, err := bindingctx.Read(filepath.Join("testdata", "event-added.json"))
 	require.NoError(t, err)
-	plan, err := Build(contexts, Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
+	defer doc.Close()
+	plan, err := Build(doc.Contexts, Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	require.Len(t, plan.Reconcile, 1)
-	assert.Equal(t, map[string]any{"name": "alpha"}, plan.Reconcile[0].Spec)
-	obj := contexts[0]["object"].(map[string]any)
-	assert.Contains(t, obj["spec"], "cloudCredentialsRef")
+	assert.JSONEq(t, `{"name": "alpha"}`, string(plan.Reconcile[0].Spec))
+	obj, err := doc.Contexts[0].Object()
+	require.NoError(t, err)
+	assert.Contains(t, obj.(map[string]any)["spec"], "cloudCredentialsRef")
 }

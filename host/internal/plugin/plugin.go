@@ -20,6 +20,7 @@ package plugin
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -105,7 +106,9 @@ type Object struct {
 // cloudCredentialsRef: plugins do not see which credentials they act with.
 type ReconcileRequest struct {
 	Object Object
-	Spec   map[string]any
+	// Spec is the CR's spec as JSON, written as json.Marshal writes its decoded value (keys
+	// sorted): the bytes a wasm plugin is handed, kept that way from the binding context on.
+	Spec json.RawMessage
 	// Status is the CR's current status as read from the binding context (may be nil).
 	Status map[string]any
 	// Credentials is the CR's credential group (names only), which a plugin that prunes per
@@ -174,7 +177,8 @@ type Remarker interface {
 // RemarkRequest names one CR and the profiles its resources move between.
 type RemarkRequest struct {
 	Object Object
-	Spec   map[string]any
+	// Spec is the CR's spec as JSON, as ReconcileRequest.Spec.
+	Spec json.RawMessage
 	// From and To are profile names, e.g. "understack" and "openstack-sync".
 	From, To string
 	DryRun   bool
@@ -192,8 +196,9 @@ type PruneRequest struct {
 	// Credentials is the group being pruned (names only, never secret material).
 	Credentials Credentials
 	// DesiredSpecs is the union of every live CR's spec across all credential groups; with
-	// Metadata.PrunePerGroup, only the specs of this group's live CRs.
-	DesiredSpecs []map[string]any
+	// Metadata.PrunePerGroup, only the specs of this group's live CRs. Each is JSON, as
+	// ReconcileRequest.Spec.
+	DesiredSpecs []json.RawMessage
 	// AuthoritativeEmpty is true when this group has no desired CR because its CRs were deleted,
 	// so an empty desired set really means "nothing is wanted".
 	AuthoritativeEmpty bool

@@ -111,10 +111,14 @@ func (p *sharedCloudPlugin) Prune(ctx context.Context, s plugin.Session, req plu
 	if len(req.DesiredSpecs) == 0 && !req.AuthoritativeEmpty {
 		return p.Plugin.Prune(ctx, s, req) // a skipped prune stays skipped
 	}
-	var foreign []map[string]any
+	var foreign []json.RawMessage
 	for _, n := range p.e.namesOnCloud(req.Credentials.CloudName) {
 		if !strings.Contains(n, p.e.sfx) {
-			foreign = append(foreign, map[string]any{"name": n, "runbookName": n})
+			raw, err := json.Marshal(map[string]any{"name": n, "runbookName": n})
+			if err != nil {
+				return err
+			}
+			foreign = append(foreign, raw)
 		}
 	}
 	req.DesiredSpecs = append(slices.Clone(req.DesiredSpecs), foreign...)

@@ -32,7 +32,11 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if _, ok := r.Spec["cloudCredentialsRef"]; ok {
+		var spec map[string]any
+		if err := json.Unmarshal(r.Spec, &spec); err != nil {
+			t.Fatalf("spec %s is not a JSON object: %v", r.Spec, err)
+		}
+		if _, ok := spec["cloudCredentialsRef"]; ok {
 			t.Fatal("spec keeps cloudCredentialsRef")
 		}
 		if r.Credentials.SecretName == "" || r.Credentials.CloudName == "" || r.Credentials.Namespace == "" {

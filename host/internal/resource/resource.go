@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
@@ -31,10 +32,15 @@ type Resource struct {
 	UID             string
 	ResourceVersion string
 	Generation      *int64
-	// Spec is a shallow copy of spec without cloudCredentialsRef: plugins never see credentials.
-	Spec map[string]any
-	// Status is the CR's status as read (nil when absent); it decides whether a patch is needed.
-	Status     map[string]any
+	// Spec is the spec without cloudCredentialsRef (plugins never see credentials), as the JSON
+	// json.Marshal writes for it: a run holds every CR's spec until its prune, and this is a
+	// tenth of the memory of the decoded maps (docs/scaling.md).
+	Spec json.RawMessage
+	// specName is spec.name as text, the plan's sort key.
+	specName string
+	// status is the CR's status as JSON, as Spec (nil when absent): decoded when asked for
+	// (Status), it decides whether a patch is needed and what the plugin sees.
+	status     json.RawMessage
 	Finalizers []string
 	// Deleting is true when metadata.deletionTimestamp is set.
 	Deleting bool
@@ -111,7 +117,9 @@ func Parse(obj any, podNamespace string) (*Resource, error) {
 		if !ok {
 			return fail("status is %s, not an object", kindOf(st))
 		}
-		r.Status = m
+		if r.status, err = canonical(m); err != nil {
+			return fail("status cannot be encoded: %v", err)
+		}
 	}
 	spec, ok := o["spec"].(map[string]any)
 	if !ok {
@@ -127,8 +135,12 @@ func Parse(obj any, podNamespace string) (*Resource, error) {
 		return fail("spec.cloudCredentialsRef must set both secretName and cloudName; got secretName=%s, cloudName=%s",
 			repr(ref["secretName"]), repr(ref["cloudName"]))
 	}
-	r.Spec = maps.Clone(spec)
-	delete(r.Spec, "cloudCredentialsRef")
+	plain := maps.Clone(spec)
+	delete(plain, "cloudCredentialsRef")
+	if r.Spec, err = canonical(plain); err != nil {
+		return fail("spec cannot be encoded: %v", err)
+	}
+	r.specName = specName(plain["name"])
 	ns := r.Namespace
 	if ns == "" {
 		ns = podNamespace
@@ -138,6 +150,33 @@ func Parse(obj any, podNamespace string) (*Resource, error) {
 	}
 	r.Credentials = plugin.Credentials{Namespace: ns, SecretName: secret, CloudName: cloud}
 	return r, nil
+}
+
+// Status is the CR's status as read (nil when absent), decoded anew on each call, so the caller
+// may keep or change it.
+func (r *Resource) Status() map[string]any {
+	if r.status == nil {
+		return nil
+	}
+	v, err := bindingctx.DecodeJSON(r.status)
+	m, _ := v.(map[string]any)
+	if err != nil || m == nil {
+		// Parse wrote these bytes from an object.
+		panic(fmt.Sprintf("resource: the status of %s does not decode: %v", r.Ref(), err))
+	}
+	return m
+}
+
+// WithStatus is r with the status st, for tests and for a CR built in code.
+func (r Resource) WithStatus(st map[string]any) *Resource {
+	r.status = nil
+	if st != nil {
+		var err error
+		if r.status, err = canonical(st); err != nil {
+			panic(err)
+		}
+	}
+	return &r
 }
 
 // Identity collapses events about one CR: the UID, else namespace/name (a CR deleted and
@@ -153,8 +192,10 @@ func (r *Resource) Identity() string {
 func (r *Resource) Ref() string { return joinRef(r.Namespace, r.Name) }
 
 // SpecName is spec.name as text ("" when absent); plans are sorted by it.
-func (r *Resource) SpecName() string {
-	switch v := r.Spec["name"].(type) {
+func (r *Resource) SpecName() string { return r.specName }
+
+func specName(v any) string {
+	switch v := v.(type) {
 	case nil:
 		return ""
 	case string:

@@ -30,10 +30,15 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	gen := int64(3)
 	assert.Equal(t, &Resource{APIVersion: "g/v1", Kind: "Widget", Namespace: "ns", Name: "a", UID: "u1",
-		ResourceVersion: "7", Generation: &gen, Spec: map[string]any{"name": "alpha", "size": json.Number("2")},
-		Status:     map[string]any{"syncStatus": "Synced"},
+		ResourceVersion: "7", Generation: &gen, Spec: json.RawMessage(`{"name":"alpha","size":2}`), specName: "alpha",
+		status:     json.RawMessage(`{"syncStatus":"Synced"}`),
 		Finalizers: []string{"x/y", Finalizer}, Deleting: true,
 		Credentials: plugin.Credentials{Namespace: "ns", SecretName: "s", CloudName: "c"}}, r)
+	assert.Equal(t, map[string]any{"syncStatus": "Synced"}, r.Status())
+	r.Status()["syncStatus"] = "changed by a caller"
+	assert.Equal(t, map[string]any{"syncStatus": "Synced"}, r.Status(), "each call decodes anew")
+	assert.Equal(t, map[string]any{"x": json.Number("1")}, r.WithStatus(map[string]any{"x": json.Number("1")}).Status())
+	assert.Equal(t, map[string]any{"syncStatus": "Synced"}, r.Status(), "WithStatus copies")
 	assert.Equal(t, 1, r.FinalizerIndex(Finalizer))
 	assert.True(t, r.HasFinalizer(Finalizer))
 	assert.Equal(t, "u1", r.Identity())
@@ -48,7 +53,7 @@ func TestIdentityAndDisplayFallbacks(t *testing.T) {
 	assert.Equal(t, "ns/a", r.Identity())
 	assert.Equal(t, "a", r.Display())
 	assert.False(t, r.Deleting, "a null deletionTimestamp is not a deletion")
-	assert.Nil(t, r.Status)
+	assert.Nil(t, r.Status())
 	assert.Nil(t, r.Generation)
 	assert.Equal(t, -1, r.FinalizerIndex(Finalizer))
 }

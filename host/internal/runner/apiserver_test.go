@@ -114,11 +114,11 @@ func TestAgainstAPIServer(t *testing.T) {
 	run := func(c hookenv.Config, p *plugintest.Plugin, objs ...any) (int, *plugintest.Journal, string) {
 		data, err := json.Marshal([]any{map[string]any{"binding": "widgets", "type": "Synchronization", "objects": objs}})
 		require.NoError(t, err)
-		ctxs, err := bindingctx.Parse(data)
+		doc, err := bindingctx.Parse(data)
 		require.NoError(t, err)
 		var logs bytes.Buffer
 		log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		plan, err := planner.Build(ctxs, planner.Options{Binding: "widgets", Kind: "Widget", Log: log})
+		plan, err := planner.Build(doc.Contexts, planner.Options{Binding: "widgets", Kind: "Widget", Log: log})
 		require.NoError(t, err)
 		client, err := kube.New(kube.Limit{})
 		require.NoError(t, err)

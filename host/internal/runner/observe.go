@@ -68,7 +68,7 @@ func (rn *Runner) event(ctx context.Context, cr *resource.Resource, typ, reason,
 // statusEvents tells the story of a status change the run just wrote: a CR that turned Failed, or
 // one that recovered. A run that rewrote nothing records nothing.
 func (rn *Runner) statusEvents(ctx context.Context, cr *resource.Resource, o status.Outcome) {
-	was, _ := cr.Status["syncStatus"].(string)
+	was, _ := cr.Status()["syncStatus"].(string)
 	progressing := o.Lifecycle != nil && o.Lifecycle.Reason == status.ReasonProgressing
 	switch {
 	case !o.Synced && !progressing && was != status.Failed:

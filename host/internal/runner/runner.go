@@ -403,7 +403,7 @@ func (rn *Runner) reconcileCR(ctx context.Context, s plugin.Session, cache plugi
 	var res plugin.Result
 	defer func() { rn.observeReconcile(failures, terminal, res.Lifecycle) }()
 	res, err := rn.Plugin.Reconcile(ctx, s, cache, plugin.ReconcileRequest{
-		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status, Credentials: cr.Credentials,
+		Object: cr.Object(), Spec: cr.Spec, Status: cr.Status(), Credentials: cr.Credentials,
 	})
 	if err != nil {
 		rn.crLog(cr).Error(MsgReconcileFailed, "name", cr.Display(), "error", status.Text(err.Error()))
@@ -507,7 +507,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 		for _, cr := range group {
 			clog := rn.crLog(cr)
 			own := &crDeletes{Session: counted.session()}
-			res, err := d.Delete(ctx, own, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status,
+			res, err := d.Delete(ctx, own, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status(),
 				Credentials: cr.Credentials})
 			rn.observeDelete(ctx, cr, res.Lifecycle, err)
 			if err != nil {
@@ -825,7 +825,8 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 		// lifecycle conditions consistent: not settled, retried.
 		o.Lifecycle = &status.Lifecycle{Available: "Unknown", Reason: status.ReasonTransientError, Message: o.Message}
 	}
-	if status.IsCurrent(o, cr.Generation, cr.Status) {
+	current := cr.Status()
+	if status.IsCurrent(o, cr.Generation, current) {
 		if rn.Log.Enabled(ctx, slog.LevelDebug) {
 			rn.crLog(cr).Debug(MsgStatusCurrent)
 		}
@@ -846,7 +847,7 @@ func (rn *Runner) patchStatus(ctx context.Context, cr *resource.Resource, o stat
 	if rn.Now != nil {
 		now = rn.Now
 	}
-	body, err := json.Marshal(status.Body(o, cr.Generation, cr.Status, now()))
+	body, err := json.Marshal(status.Body(o, cr.Generation, current, now()))
 	if err != nil {
 		rn.crLog(cr).Error(MsgStatusPatchFailed, "error", fmt.Sprintf("%T: %v", err, err))
 		rn.statusFailed.Add(1)

@@ -133,9 +133,9 @@ func (e *env) plan(crs ...cr) planner.Plan {
 func (e *env) planContexts(contexts []any) planner.Plan {
 	data, err := json.Marshal(contexts)
 	require.NoError(e.t, err)
-	ctxs, err := bindingctx.Parse(data)
+	doc, err := bindingctx.Parse(data)
 	require.NoError(e.t, err)
-	p, err := planner.Build(ctxs, planner.Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
+	p, err := planner.Build(doc.Contexts, planner.Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
 	require.NoError(e.t, err)
 	return p
 }
@@ -199,7 +199,7 @@ func TestOrderingWithFinalizedPrune(t *testing.T) {
 	}
 	assert.Contains(t, e.logs.String(), `msg="Found CRs to reconcile" plugin=widgets kind=Widget count=3`)
 	assert.Contains(t, e.logs.String(), `msg="Finished reconciling" plugin=widgets kind=Widget`)
-	assert.Equal(t, map[string]any{"name": "a"}, e.plugin.Reconciled()[0].Spec, "plugins never see cloudCredentialsRef")
+	assert.JSONEq(t, `{"name": "a"}`, string(e.plugin.Reconciled()[0].Spec), "plugins never see cloudCredentialsRef")
 }
 
 func TestReadiness(t *testing.T) {

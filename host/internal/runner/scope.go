@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
@@ -88,12 +89,12 @@ func (rn *Runner) logUnreadableScopes(ctx context.Context, plan planner.Plan) {
 
 // pruneSpecs are the desired specs group c's prune must spare: its own group's with
 // Metadata.PrunePerGroup (bounded by the group, not by the cluster), else every group's.
-func (rn *Runner) pruneSpecs(plan planner.Plan, desired map[plugin.Credentials][]*resource.Resource, c plugin.Credentials) []map[string]any {
+func (rn *Runner) pruneSpecs(plan planner.Plan, desired map[plugin.Credentials][]*resource.Resource, c plugin.Credentials) []json.RawMessage {
 	crs := plan.Desired
 	if rn.meta.PrunePerGroup {
 		crs = desired[c]
 	}
-	specs := make([]map[string]any, 0, len(crs))
+	specs := make([]json.RawMessage, 0, len(crs))
 	for _, cr := range crs {
 		specs = append(specs, cr.Spec)
 	}

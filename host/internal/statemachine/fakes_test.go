@@ -300,7 +300,7 @@ func (p *fakePlugin) Reconcile(_ context.Context, s plugin.Session, _ plugin.Cac
 			w.violate("reconciling %s/%s without the finalizer in place", req.Object.Namespace, req.Object.Name)
 		}
 	}
-	name, _ := req.Spec["name"].(string)
+	name := rawSpecName(req.Spec)
 	for _, r := range w.cloud[ss.project] {
 		if r.name != name {
 			continue
@@ -339,8 +339,7 @@ func (p *fakePlugin) Prune(_ context.Context, s plugin.Session, req plugin.Prune
 	}
 	desired := map[string]bool{}
 	for _, spec := range req.DesiredSpecs {
-		n, _ := spec["name"].(string)
-		desired[n] = true
+		desired[rawSpecName(spec)] = true
 	}
 	var errs []error
 	for _, r := range slices.Clone(w.cloud[ss.project]) {
@@ -406,4 +405,13 @@ func finalizers(obj map[string]any) []string {
 
 func hasFinalizer(obj map[string]any) bool {
 	return slices.Contains(finalizers(obj), resource.Finalizer)
+}
+
+// rawSpecName is spec.name of a spec as the host hands it over (JSON).
+func rawSpecName(raw json.RawMessage) string {
+	var spec struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(raw, &spec)
+	return spec.Name
 }

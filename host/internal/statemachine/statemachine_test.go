@@ -216,7 +216,7 @@ func (w *world) checkPruneInput(req plugin.PruneRequest) {
 		}
 	}
 	for _, spec := range req.DesiredSpecs {
-		n, _ := spec["name"].(string)
+		n := rawSpecName(spec)
 		if mine[n] == 0 {
 			w.violate("per-group prune of %s received the spec %q of no live CR of its group", groupName(req.Credentials), n)
 		}
@@ -487,10 +487,10 @@ func (s *sequence) pass(ctx context.Context) {
 		panic(err)
 	}
 	code := 1
-	contexts, err := bindingctx.Parse(data)
+	doc, err := bindingctx.Parse(data)
 	if err == nil {
 		var plan planner.Plan
-		plan, err = planner.Build(contexts, planner.Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
+		plan, err = planner.Build(doc.Contexts, planner.Options{Binding: "widgets", Kind: "Widget", Log: slog.New(slog.DiscardHandler)})
 		if err == nil {
 			code = s.run(ctx, plan)
 		}
@@ -599,13 +599,13 @@ func (w *world) writeOf(ref string, add bool) pendingWrite {
 	pw := pendingWrite{wanted: add}
 	for _, cr := range w.plan.Reconcile {
 		if cr.Ref() == ref {
-			pw.group, pw.name = cr.Credentials, fmt.Sprint(cr.Spec["name"])
+			pw.group, pw.name = cr.Credentials, cr.SpecName()
 			return pw
 		}
 	}
 	for _, cr := range w.plan.Deleted {
 		if cr.Ref() == ref && !add {
-			pw.release, pw.group, pw.name = true, cr.Credentials, fmt.Sprint(cr.Spec["name"])
+			pw.release, pw.group, pw.name = true, cr.Credentials, cr.SpecName()
 		}
 	}
 	return pw

@@ -127,10 +127,10 @@ type objectMessage struct {
 }
 
 type reconcileMessage struct {
-	ABIVersion int            `json:"abi_version"`
-	Object     objectMessage  `json:"object"`
-	Spec       map[string]any `json:"spec"`
-	Status     map[string]any `json:"status,omitempty"`
+	ABIVersion int             `json:"abi_version"`
+	Object     objectMessage   `json:"object"`
+	Spec       json.RawMessage `json:"spec"`
+	Status     map[string]any  `json:"status,omitempty"`
 	// Credentials names the CR's credential group, sent only to a plugin that prunes per group
 	// under the hook's profile (its ownership marker records the group).
 	Credentials *credentialsMessage `json:"credentials,omitempty"`
@@ -194,7 +194,7 @@ type credentialsMessage struct {
 type pruneMessage struct {
 	ABIVersion         int                `json:"abi_version"`
 	Credentials        credentialsMessage `json:"credentials"`
-	DesiredSpecs       []map[string]any   `json:"desired_specs"`
+	DesiredSpecs       []json.RawMessage  `json:"desired_specs"`
 	AuthoritativeEmpty bool               `json:"authoritative_empty"`
 }
 

@@ -222,7 +222,7 @@ func (p *Plugin) Prune(ctx context.Context, s plugin.Session, req plugin.PruneRe
 	}
 	desired := req.DesiredSpecs
 	if desired == nil {
-		desired = []map[string]any{}
+		desired = []json.RawMessage{}
 	}
 	input, err := json.Marshal(pruneMessage{ABIVersion: ABIVersion, Credentials: credentialsMessage{
 		Namespace: req.Credentials.Namespace, SecretName: req.Credentials.SecretName, CloudName: req.Credentials.CloudName},
@@ -266,12 +266,12 @@ var _ plugin.Remarker = (*Plugin)(nil)
 
 // remarkMessage is the remark entry point's input (docs/abi.md, "remark").
 type remarkMessage struct {
-	ABIVersion int            `json:"abi_version"`
-	Object     objectMessage  `json:"object"`
-	Spec       map[string]any `json:"spec"`
-	From       string         `json:"from"`
-	To         string         `json:"to"`
-	DryRun     bool           `json:"dry_run"`
+	ABIVersion int             `json:"abi_version"`
+	Object     objectMessage   `json:"object"`
+	Spec       json.RawMessage `json:"spec"`
+	From       string          `json:"from"`
+	To         string          `json:"to"`
+	DryRun     bool            `json:"dry_run"`
 }
 
 // remarkResultMessage is its output.

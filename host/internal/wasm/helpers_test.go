@@ -135,9 +135,16 @@ func (s *fakeSession) Requests() []plugin.Request {
 
 func crRequest(name string, spec map[string]any) plugin.ReconcileRequest {
 	gen := int64(3)
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		panic(err)
+	}
+	if spec == nil {
+		raw = nil
+	}
 	return plugin.ReconcileRequest{
 		Object: plugin.Object{APIVersion: "test.openstack-sync.io/v1alpha1", Kind: "Mock", Namespace: "ns", Name: name,
 			UID: "uid-" + name, Generation: &gen},
-		Spec: spec,
+		Spec: raw,
 	}
 }

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestWellBehavedPluginRunsThroughTheAdapter(t *testing.T) {
 	assert.Contains(t, logs.String(), `msg="reconciling a" plugin=mock kind=Mock cr=ns/a source=guest`,
 		"guest log lines name the plugin and the CR")
 
-	require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []map[string]any{{"name": "a"}}}))
+	require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []json.RawMessage{json.RawMessage(`{"name":"a"}`)}}))
 	assert.Contains(t, logs.String(), "prune: 1 desired, authoritative_empty=false")
 }
 
@@ -180,7 +181,7 @@ func TestAnInstanceNeverServesTwoCredentialGroups(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NoError(t, cache.Close(ctx))
-		require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []map[string]any{{"name": "a"}}}))
+		require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []json.RawMessage{json.RawMessage(`{"name":"a"}`)}}))
 	}
 	// The next checkout after any group call is a fresh instance: the pool holds nothing that ran
 	// with a session.

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +68,7 @@ func TestThePruneScopeFollowsTheProfile(t *testing.T) {
 			assert.Equal(t, c.perGroup, p.Metadata().PrunePerGroup)
 			res, err := p.Reconcile(ctx, &fakeSession{}, nil, plugin.ReconcileRequest{
 				Object:      plugin.Object{Kind: "Mock", Namespace: "team-a", Name: "a", UID: "u"},
-				Spec:        map[string]any{"action": "credentials"},
+				Spec:        json.RawMessage(`{"action":"credentials"}`),
 				Credentials: plugin.Credentials{Namespace: "team-a", SecretName: "s1", CloudName: "c1"}})
 			require.NoError(t, err)
 			assert.Equal(t, c.notes, res.Notes)

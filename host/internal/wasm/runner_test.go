@@ -114,9 +114,9 @@ func runnerFixture(t *testing.T, bad map[string]any) (*kubetest.Server, map[stri
 	}
 	data, err := json.Marshal([]any{map[string]any{"binding": "mocks", "type": "Synchronization", "objects": objects}})
 	require.NoError(t, err)
-	ctxs, err := bindingctx.Parse(data)
+	doc, err := bindingctx.Parse(data)
 	require.NoError(t, err)
-	plan, err := planner.Build(ctxs, planner.Options{Binding: "mocks", Kind: "Mock", Log: slog.New(slog.DiscardHandler)})
+	plan, err := planner.Build(doc.Contexts, planner.Options{Binding: "mocks", Kind: "Mock", Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	return srv, paths, plan
 }

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -46,7 +47,7 @@ func TestInstancesAreRetiredInTheRunnersOrder(t *testing.T) {
 	assert.Len(t, map[uint64]bool{caches[0]: true, caches[1]: true, caches[2]: true}, 3, "each group has its own instance")
 	var prunes []uint64
 	for i, s := range sessions {
-		require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []map[string]any{{"name": "a"}}}))
+		require.NoError(t, p.Prune(ctx, s, plugin.PruneRequest{DesiredSpecs: []json.RawMessage{json.RawMessage(`{"name":"a"}`)}}))
 		noIdle(fmt.Sprintf("group %d prune", i+1))
 		prunes = append(prunes, p.nextID.Load())
 	}
@@ -70,7 +71,7 @@ func TestOneGroupRunsOnOneInstance(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cache.Close(ctx))
 	// The runner wraps a prune's session to count deletions; unwrapped, it is the group's.
-	require.NoError(t, p.Prune(ctx, unwrapping{s}, plugin.PruneRequest{DesiredSpecs: []map[string]any{{"name": "a"}}}))
+	require.NoError(t, p.Prune(ctx, unwrapping{s}, plugin.PruneRequest{DesiredSpecs: []json.RawMessage{json.RawMessage(`{"name":"a"}`)}}))
 	assert.LessOrEqual(t, p.nextID.Load()-before, uint64(1), "one instance started for the group")
 	assert.Nil(t, p.pool.parked)
 }
@@ -98,7 +99,7 @@ func TestAKeptInstanceNeverServesAnotherGroup(t *testing.T) {
 
 	require.NoError(t, p.WaitForAPI(ctx, a))
 	kept = p.pool.parked.id
-	require.NoError(t, p.Prune(ctx, b, plugin.PruneRequest{DesiredSpecs: []map[string]any{{"name": "x"}}}))
+	require.NoError(t, p.Prune(ctx, b, plugin.PruneRequest{DesiredSpecs: []json.RawMessage{json.RawMessage(`{"name":"x"}`)}}))
 	assert.Greater(t, p.nextID.Load(), kept, "B's prune started an instance of its own")
 	assert.Nil(t, p.pool.parked, "A's instance was retired, not kept for B")
 }

@@ -7,7 +7,8 @@
 // patch) becomes an event for the next run, as it does with the real operator and API server.
 // Queued contexts of one queue are delivered as one run, as executionMinInterval coalescing does.
 //
-// Not simulated: jq filters other than "." (and none), label and field selectors, `group`
+// Not simulated: jq filters other than ".", the host's own (hookenv.ObjectFilter) and none, label
+// and field selectors, `group`
 // bindings, crontab timing (the caller decides when a schedule fires), and applying operations a
 // hook writes to KUBERNETES_PATCH_PATH (reported as an error instead).
 package shelloperator
@@ -17,6 +18,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 )
 
 // Config is the part of a hook's `--config` document the simulator acts on.
@@ -79,8 +82,8 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("hook --config: a kubernetes binding has no name")
 		case b.APIVersion == "" || b.Kind == "":
 			return Config{}, fmt.Errorf("hook --config: kubernetes binding %q needs apiVersion and kind", b.Name)
-		case b.JQFilter != "" && b.JQFilter != ".":
-			return Config{}, fmt.Errorf("hook --config: kubernetes binding %q: jqFilter %q is not simulated (only \".\")", b.Name, b.JQFilter)
+		case b.JQFilter != "" && b.JQFilter != "." && b.JQFilter != hookenv.ObjectFilter:
+			return Config{}, fmt.Errorf("hook --config: kubernetes binding %q: jqFilter %q is not simulated (only \".\" and the host's own)", b.Name, b.JQFilter)
 		case b.Group != "":
 			return Config{}, fmt.Errorf("hook --config: kubernetes binding %q: group bindings are not simulated", b.Name)
 		case b.LabelSelector != nil || b.FieldSelector != nil:

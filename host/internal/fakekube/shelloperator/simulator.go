@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 )
 
 // Hook is an executable as shell-operator runs it.
@@ -106,7 +107,7 @@ func (s *Simulator) Synchronization(ctx context.Context) ([]*Run, error) {
 		objects := make([]any, 0, len(live))
 		for _, o := range live {
 			s.remember(b, o)
-			objects = append(objects, item(b, o))
+			objects = append(objects, Item(b, o))
 		}
 		if !b.onSynchronization() {
 			continue
@@ -170,7 +171,7 @@ func (s *Simulator) Events(ctx context.Context) ([]*Run, error) {
 			c := map[string]any{"binding": b.Name, "type": "Event", "watchEvent": string(e.Type)}
 			// shell-operator copies the item's fields, so without keepFullObjectsInMemory an
 			// event carries no object either.
-			for k, v := range item(b, e.Object) {
+			for k, v := range Item(b, e.Object) {
 				c[k] = v
 			}
 			qs.add(b.queue(), c)
@@ -251,7 +252,7 @@ func (s *Simulator) snapshot(b KubernetesBinding) ([]any, error) {
 	}
 	items := make([]any, 0, len(objs))
 	for _, o := range objs {
-		items = append(items, item(b, o))
+		items = append(items, Item(b, o))
 	}
 	return items, nil
 }
@@ -273,7 +274,9 @@ func (s *Simulator) watched(b KubernetesBinding) ([]fakekube.Object, error) {
 	return out, nil
 }
 
-func item(b KubernetesBinding, obj map[string]any) map[string]any {
+// Item is obj as the binding's snapshots and events carry it: the object unless
+// keepFullObjectsInMemory is false, and the jqFilter's result when the binding has a filter.
+func Item(b KubernetesBinding, obj map[string]any) map[string]any {
 	it := map[string]any{}
 	if b.keepFullObjects() {
 		it["object"] = obj
@@ -284,12 +287,31 @@ func item(b KubernetesBinding, obj map[string]any) map[string]any {
 	return it
 }
 
-// filterResult applies the binding's jqFilter; only "." (identity) and none are configurable.
+// filterResult applies the binding's jqFilter: "." (identity), the host's own (hookenv.ObjectFilter,
+// in Go below) or none. TestSimulatorMatchesShellOperator holds both to the real shell-operator's jq.
 func filterResult(b KubernetesBinding, obj map[string]any) any {
-	if b.JQFilter == "." {
+	switch b.JQFilter {
+	case ".":
 		return obj
+	case hookenv.ObjectFilter:
+		return hostFields(obj)
 	}
 	return nil
+}
+
+// hostFields is hookenv.ObjectFilter: the members it names, null where obj has none, and metadata
+// as it is when it is not an object.
+func hostFields(obj map[string]any) map[string]any {
+	md := obj["metadata"]
+	if m, ok := md.(map[string]any); ok {
+		kept := map[string]any{}
+		for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "finalizers", "deletionTimestamp"} {
+			kept[k] = m[k]
+		}
+		md = kept
+	}
+	return map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": md,
+		"spec": obj["spec"], "status": obj["status"]}
 }
 
 // queues holds binding contexts by queue, the queues in the order they were first used.

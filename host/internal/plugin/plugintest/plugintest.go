@@ -6,6 +6,7 @@ package plugintest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -194,7 +195,9 @@ func (p *Plugin) Prune(_ context.Context, s plugin.Session, req plugin.PruneRequ
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	names := make([]string, 0, len(req.DesiredSpecs))
-	for _, spec := range req.DesiredSpecs {
+	for _, raw := range req.DesiredSpecs {
+		var spec map[string]any
+		_ = json.Unmarshal(raw, &spec)
 		names = append(names, fmt.Sprint(spec["name"]))
 	}
 	p.Journal.Add("prune %s via %s desired=[%s] authoritative=%t", Group(req.Credentials), sessionGroup(s),
