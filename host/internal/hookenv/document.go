@@ -24,12 +24,15 @@ type Watch struct {
 	Kind               string   `json:"kind"`
 	ExecuteHookOnEvent []string `json:"executeHookOnEvent"`
 	// ExecuteHookOnSynchronization false: a watch whose snapshot only rides along.
-	ExecuteHookOnSynchronization *bool              `json:"executeHookOnSynchronization,omitempty"`
-	JQFilter                     string             `json:"jqFilter"`
-	IncludeSnapshotsFrom         []string           `json:"includeSnapshotsFrom,omitempty"`
-	Queue                        string             `json:"queue"`
-	Namespace                    *NamespaceSelector `json:"namespace,omitempty"`
-	LabelSelector                *LabelSelector     `json:"labelSelector,omitempty"`
+	ExecuteHookOnSynchronization *bool  `json:"executeHookOnSynchronization,omitempty"`
+	JQFilter                     string `json:"jqFilter"`
+	// KeepFullObjectsInMemory false: shell-operator keeps, and hands the hook, only the filter's
+	// result (ObjectFilter), not every whole object.
+	KeepFullObjectsInMemory *bool              `json:"keepFullObjectsInMemory,omitempty"`
+	IncludeSnapshotsFrom    []string           `json:"includeSnapshotsFrom,omitempty"`
+	Queue                   string             `json:"queue"`
+	Namespace               *NamespaceSelector `json:"namespace,omitempty"`
+	LabelSelector           *LabelSelector     `json:"labelSelector,omitempty"`
 }
 
 // NamespaceSelector limits a watch to the listed namespaces.
@@ -86,13 +89,14 @@ func DisabledDocument() Document {
 // periodic full run. Queues are named after the binding so a slow hook blocks only itself.
 func EnabledDocument(c Config) Document {
 	w := Watch{
-		Name:                 c.BindingName,
-		APIVersion:           c.APIVersion,
-		Kind:                 c.Kind,
-		ExecuteHookOnEvent:   []string{"Added", "Modified", "Deleted"},
-		JQFilter:             ".",
-		IncludeSnapshotsFrom: []string{c.BindingName},
-		Queue:                c.BindingName,
+		Name:                    c.BindingName,
+		APIVersion:              c.APIVersion,
+		Kind:                    c.Kind,
+		ExecuteHookOnEvent:      []string{"Added", "Modified", "Deleted"},
+		JQFilter:                ObjectFilter,
+		KeepFullObjectsInMemory: new(bool),
+		IncludeSnapshotsFrom:    []string{c.BindingName},
+		Queue:                   c.BindingName,
 	}
 	if c.PodNamespace != "" {
 		w.Namespace = &NamespaceSelector{}
