@@ -190,6 +190,9 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 			Prune: func(*Context, *PruneRequest) error { return nil }},
 		"unknown profile policy": {Metadata: Metadata{Name: "x", EnvPrefix: "X",
 			Profiles: map[string]ProfileMetadata{"understack": {Cleanup: Cleanup{WhenNoPrune: "SOMETIMES"}}}}, WaitForAPI: ok, Reconcile: rec},
+		"prune keys without prune": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneKeys: []string{"name"}}, WaitForAPI: ok, Reconcile: rec},
+		"prune key twice": {Metadata: Metadata{Name: "x", EnvPrefix: "X", HasPrune: true, PruneKeys: []string{"a", "a"}},
+			WaitForAPI: ok, Reconcile: rec, Prune: func(*Context, *PruneRequest) error { return nil }},
 		"best effort prune with only delete": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true,
 			Cleanup: Cleanup{WhenPrune: CleanupBestEffortPrune}}, WaitForAPI: ok, Reconcile: rec, Delete: rec},
 	}

@@ -126,6 +126,11 @@ type Metadata struct {
 	// guest decoding conditions and the observed resource for every CR (docs/abi.md). At most
 	// MaxStatusKeys keys of printable text; not with SkipStatus.
 	StatusKeys []string `json:"status_keys,omitempty"`
+	// PruneKeys, when set, are the only top-level spec keys Prune reads of
+	// PruneRequest.DesiredSpecs: the host sends each desired spec with just those, so a prune over
+	// thousands of CRs does not copy every whole spec into the guest (docs/abi.md). At most
+	// MaxStatusKeys keys, by the rules of StatusKeys; only with HasPrune.
+	PruneKeys []string `json:"prune_keys,omitempty"`
 	// Sources are the sources of truth outside OpenStack the plugin reads (an IPAM such as
 	// Nautobot), each by name with the methods and paths it needs, as Grants are for OpenStack.
 	// The host refuses a request to a source not declared here; the operator allow-lists each
@@ -364,6 +369,7 @@ func Registered() *Plugin {
 	for i, g := range p.Metadata.Grants {
 		p.Metadata.Grants[i].Methods, p.Metadata.Grants[i].Paths = slices.Clone(g.Methods), slices.Clone(g.Paths)
 	}
+	p.Metadata.StatusKeys, p.Metadata.PruneKeys = slices.Clone(p.Metadata.StatusKeys), slices.Clone(p.Metadata.PruneKeys)
 	p.Metadata.Sources = slices.Clone(p.Metadata.Sources)
 	for i, g := range p.Metadata.Sources {
 		p.Metadata.Sources[i].Methods, p.Metadata.Sources[i].Paths = slices.Clone(g.Methods), slices.Clone(g.Paths)
@@ -393,6 +399,12 @@ func validate(p *Plugin) error {
 	}
 	if err := checkStatusKeys(*m); err != nil {
 		return fmt.Errorf("plugin %q: Metadata.StatusKeys: %w", m.Name, err)
+	}
+	if len(m.PruneKeys) > 0 && !m.HasPrune {
+		return fmt.Errorf("plugin %q: Metadata.PruneKeys is set but HasPrune is not; only a prune reads them", m.Name)
+	}
+	if _, err := checkKeys(m.PruneKeys); err != nil {
+		return fmt.Errorf("plugin %q: Metadata.PruneKeys: %w", m.Name, err)
 	}
 	if p.Delete != nil && !m.Lifecycle {
 		return fmt.Errorf("plugin %q: a Delete handler reports its outcome in Result.Lifecycle; set Metadata.Lifecycle", m.Name)
@@ -456,21 +468,31 @@ func checkStatusKeys(m Metadata) error {
 	if m.SkipStatus {
 		return errors.New("set with SkipStatus; a plugin that reads no status lists no keys")
 	}
-	if len(m.StatusKeys) > MaxStatusKeys {
-		return fmt.Errorf("%d keys; at most %d", len(m.StatusKeys), MaxStatusKeys)
-	}
-	seen := map[string]bool{}
-	for _, k := range m.StatusKeys {
-		if k == "" || len(k) > 63 || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return fmt.Errorf("key %q is not 1 to 63 printable characters without spaces", k)
-		}
-		if seen[k] {
-			return fmt.Errorf("key %q is listed twice", k)
-		}
-		seen[k] = true
+	seen, err := checkKeys(m.StatusKeys)
+	if err != nil {
+		return err
 	}
 	if m.Lifecycle && !seen["id"] {
 		return errors.New(`a lifecycle plugin finds its resource by status.id, so the keys must include "id"`)
 	}
 	return nil
+}
+
+// checkKeys applies the host's rules for status_keys and prune_keys: at most MaxStatusKeys keys of
+// 1 to 63 printable characters without spaces, none twice.
+func checkKeys(keys []string) (map[string]bool, error) {
+	if len(keys) > MaxStatusKeys {
+		return nil, fmt.Errorf("%d keys; at most %d", len(keys), MaxStatusKeys)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if k == "" || len(k) > 63 || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return nil, fmt.Errorf("key %q is not 1 to 63 printable characters without spaces", k)
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("key %q is listed twice", k)
+		}
+		seen[k] = true
+	}
+	return seen, nil
 }

@@ -310,7 +310,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	defer closePlugin(ctx, p, log)
 	log = root.With("plugin", meta.Name)
 	obs.plugin = meta.Name
-	if early != nil && early.meta != meta {
+	if early != nil && !early.meta.Equal(meta) {
 		// A loader breaking its promise must not leave the run on another plugin's plan.
 		early.wait()
 		early = nil

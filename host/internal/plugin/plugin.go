@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 )
 
 // Metadata describes a plugin to the framework and to operators.
@@ -57,7 +58,14 @@ type Metadata struct {
 	// HasRemark marks a plugin that implements Remarker: its CRs can be moved between profiles
 	// (openstack-sync migrate).
 	HasRemark bool
+	// PruneKeys, when set, are the only top-level spec keys the plugin's prune reads: the
+	// framework hands each desired spec with only those, so a prune over thousands of CRs does
+	// not carry every spec whole into the sandbox (docs/abi.md, "metadata").
+	PruneKeys []string
 }
+
+// Equal reports whether m and o are the same metadata.
+func (m Metadata) Equal(o Metadata) bool { return reflect.DeepEqual(m, o) }
 
 // Plugin is one resource type's reconcile and prune logic. Implementations need not be safe for
 // concurrent use: the framework calls one method at a time.

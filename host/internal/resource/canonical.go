@@ -2,9 +2,12 @@ package resource
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
 )
 
 // scratch is the buffer canonical encodes into before it keeps an exact copy: a run keeps every
@@ -179,4 +182,117 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// WithKeys is the JSON object spec (as Resource.Spec holds it) with only its top-level members
+// named in keys: what a plugin that reads no more of a desired spec in its prune is handed
+// (plugin.Metadata.PruneKeys). Members are read past, not decoded; a spec that is not the compact
+// JSON Parse writes is decoded and written again instead, with the same result.
+func WithKeys(spec json.RawMessage, keys []string) (json.RawMessage, error) {
+	if out, ok := withKeysCompact(spec, keys); ok {
+		return out, nil
+	}
+	v, err := bindingctx.DecodeJSON(spec)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the spec is %s, not an object", kindOf(v))
+	}
+	kept := make(map[string]any, len(keys))
+	for _, k := range keys {
+		if x, ok := m[k]; ok {
+			kept[k] = x
+		}
+	}
+	return canonical(kept)
+}
+
+// withKeysCompact is WithKeys over compact JSON whose member names need no unescaping; false for
+// anything else.
+func withKeysCompact(spec []byte, keys []string) (json.RawMessage, bool) {
+	if len(spec) < 2 || spec[0] != '{' {
+		return nil, false
+	}
+	out := []byte{'{'}
+	i := 1
+	if spec[i] == '}' {
+		return json.RawMessage(append(out, '}')), i+1 == len(spec)
+	}
+	for {
+		if i >= len(spec) || spec[i] != '"' {
+			return nil, false
+		}
+		end := i + 1
+		for end < len(spec) && spec[end] != '"' && spec[end] != '\\' {
+			end++
+		}
+		if end >= len(spec) || spec[end] != '"' || end+1 >= len(spec) || spec[end+1] != ':' {
+			return nil, false
+		}
+		name := spec[i+1 : end]
+		valueEnd, ok := skipCompact(spec, end+2)
+		if !ok {
+			return nil, false
+		}
+		if slices.Contains(keys, string(name)) {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, spec[i:valueEnd]...)
+		}
+		if valueEnd >= len(spec) {
+			return nil, false
+		}
+		switch spec[valueEnd] {
+		case ',':
+			i = valueEnd + 1
+		case '}':
+			return json.RawMessage(append(out, '}')), valueEnd+1 == len(spec)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skipCompact returns where the compact JSON value starting at i ends; false on anything it does
+// not expect (whitespace included).
+func skipCompact(b []byte, i int) (int, bool) {
+	depth := 0
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			i++
+			for i < len(b) && b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(b) {
+				return 0, false
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			if depth == 0 {
+				return i, true
+			}
+			depth--
+			i++
+		case ',':
+			if depth == 0 {
+				return i, true
+			}
+			i++
+		case ' ', '\t', '\n', '\r':
+			return 0, false
+		default:
+			i++
+		}
+	}
+	return i, depth == 0
 }

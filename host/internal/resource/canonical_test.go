@@ -74,3 +74,54 @@ func FuzzCanonicalIsMarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestWithKeys(t *testing.T) {
+	keys := []string{"runbookName", "name"}
+	for spec, want := range map[string]string{
+		`{"extra":{"a":"}"},"runbookName":"CUSTOM_X","steps":[{"args":{"x":[1,{"y":"a\"b"}]}}]}`: `{"runbookName":"CUSTOM_X"}`,
+		`{"name":"n","runbookName":"r"}`: `{"name":"n","runbookName":"r"}`,
+		`{"other":1}`:                    `{}`,
+		`{}`:                             `{}`,
+		// Not the compact form Parse writes: decoded and written again.
+		`{ "runbookName" : "r", "x": 1 }`: `{"runbookName":"r"}`,
+		`{"run\u0062ookName":"r"}`:        `{"runbookName":"r"}`,
+	} {
+		got, err := WithKeys(json.RawMessage(spec), keys)
+		require.NoError(t, err, spec)
+		assert.Equal(t, want, string(got), spec)
+	}
+	_, err := WithKeys(json.RawMessage(`[1]`), keys)
+	assert.EqualError(t, err, "the spec is a list, not an object")
+}
+
+// FuzzWithKeys: the compact path reads past members exactly as decoding and writing again does
+// (it declines member names with escapes, which the other path reads).
+func FuzzWithKeys(f *testing.F) {
+	for _, doc := range canonicalCases {
+		f.Add([]byte(doc), "b")
+	}
+	f.Add([]byte(`{"a":"x\"}","b":{"c":[1,"]"]}}`), "a")
+	f.Fuzz(func(t *testing.T, data []byte, key string) {
+		v, ok := decodeNumbers(t, data)
+		m, isMap := v.(map[string]any)
+		if !ok || !isMap {
+			return
+		}
+		spec, err := appendJSON(nil, v)
+		if err != nil {
+			return
+		}
+		kept := map[string]any{}
+		if x, ok := m[key]; ok {
+			kept[key] = x
+		}
+		want, err := appendJSON(nil, kept)
+		require.NoError(t, err)
+		got, err := WithKeys(spec, []string{key})
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+		if fast, ok := withKeysCompact(spec, []string{key}); ok {
+			require.Equal(t, string(want), string(fast))
+		}
+	})
+}

@@ -498,6 +498,21 @@ func TestPruneGroups(t *testing.T) {
 		assert.Len(t, pruned[0].DesiredSpecs, 2, "desired specs are the union across groups")
 		assert.Contains(t, e.logs.String(), `msg="Skipping the prune of a credential group; no desired resources" plugin=widgets namespace=ns secret=s3 cloud=c1`)
 	})
+	t.Run("a plugin's prune_keys trim the desired specs", func(t *testing.T) {
+		e := newEnv(t, true)
+		e.plugin.Meta = plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets",
+			PruneKeys: []string{"name"}}
+		a := cr{name: "a", finalizers: []string{F}}.object()
+		a["spec"].(map[string]any)["steps"] = []any{map[string]any{"args": map[string]any{"big": "ignored by the prune"}}}
+		e.srv.Put(path("a"), a)
+		code := e.run(e.planContexts([]any{map[string]any{"binding": "widgets", "type": "Synchronization", "objects": []any{a}}}))
+		assert.Equal(t, 0, code)
+		require.Len(t, e.plugin.Pruned(), 1)
+		assert.Equal(t, []json.RawMessage{json.RawMessage(`{"name":"a"}`)}, e.plugin.Pruned()[0].DesiredSpecs)
+		require.Len(t, e.plugin.Reconciled(), 1)
+		assert.JSONEq(t, `{"name":"a","steps":[{"args":{"big":"ignored by the prune"}}]}`, string(e.plugin.Reconciled()[0].Spec),
+			"the reconcile still sees the whole spec")
+	})
 	t.Run("NONE never connects for deleted CRs", func(t *testing.T) {
 		e := newEnv(t, false)
 		code := e.run(e.plan(cr{name: "gone", deleting: true, finalizers: []string{F}}))

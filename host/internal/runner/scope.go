@@ -95,12 +95,23 @@ func (rn *Runner) pruneSpecs(plan planner.Plan, desired map[plugin.Credentials][
 		crs = desired[c]
 	}
 	specs := make([]json.RawMessage, 0, len(crs))
+	add := func(cr *resource.Resource) {
+		spec := cr.Spec
+		if len(rn.meta.PruneKeys) > 0 {
+			var err error
+			if spec, err = resource.WithKeys(spec, rn.meta.PruneKeys); err != nil {
+				// Parse wrote the spec from an object; a spec that does not read back goes whole.
+				spec = cr.Spec
+			}
+		}
+		specs = append(specs, spec)
+	}
 	for _, cr := range crs {
-		specs = append(specs, cr.Spec)
+		add(cr)
 	}
 	for _, cr := range rn.Spared {
 		if !rn.meta.PrunePerGroup || cr.Credentials == c {
-			specs = append(specs, cr.Spec)
+			add(cr)
 		}
 	}
 	return specs

@@ -67,6 +67,9 @@ type metadataMessage struct {
 	// StatusKeys, when set, are the only top-level status keys the plugin reads: reconcile inputs
 	// carry just those (docs/abi.md).
 	StatusKeys []string `json:"status_keys,omitempty"`
+	// PruneKeys, when set, are the only top-level spec keys the plugin's prune reads: prune
+	// inputs carry desired specs with just those (docs/abi.md).
+	PruneKeys []string `json:"prune_keys,omitempty"`
 	// Sources are the sources of truth outside OpenStack the plugin reads, by name, with method
 	// and path grants (source.go); the operator allow-lists their URLs.
 	Sources []sourceGrant `json:"sources,omitempty"`
@@ -92,6 +95,38 @@ type profileMessage struct {
 // with; the pdk applies the same rules when a plugin registers.
 func (m *metadataMessage) checkStatusKeys() error {
 	return abi.CheckStatusKeys(m.StatusKeys, m.SkipStatus, m.Lifecycle)
+}
+
+// checkPruneKeys refuses prune_keys of a plugin without a prune, or keys the host could not
+// honour; the pdk applies the same rules when a plugin registers.
+func (m *metadataMessage) checkPruneKeys() error {
+	if len(m.PruneKeys) == 0 {
+		return nil
+	}
+	if !m.HasPrune {
+		return fmt.Errorf("prune_keys is set but has_prune is not; only a prune reads them")
+	}
+	_, err := checkKeys("prune_keys", m.PruneKeys)
+	return err
+}
+
+// checkKeys applies the key rules of status_keys (abi.CheckStatusKeys) to prune_keys: at most
+// abi.MaxStatusKeys keys of 1 to 63 printable characters without spaces, none twice.
+func checkKeys(field string, keys []string) (map[string]bool, error) {
+	if len(keys) > abi.MaxStatusKeys {
+		return nil, fmt.Errorf("%s lists %d keys; at most %d", field, len(keys), abi.MaxStatusKeys)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if k == "" || len(k) > 63 || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return nil, fmt.Errorf("%s: key %q is not 1 to 63 printable characters without spaces", field, abi.Cut(k))
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("%s: key %q is listed twice", field, k)
+		}
+		seen[k] = true
+	}
+	return seen, nil
 }
 
 // statusFor is the status a reconcile input carries for a plugin that declared what it reads.

@@ -389,6 +389,9 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	if err := m.checkStatusKeys(); err != nil {
 		return nil, refuse("%v", err)
 	}
+	if err := m.checkPruneKeys(); err != nil {
+		return nil, refuse("%v", err)
+	}
 	if _, _, err := m.cleanupPolicies(); err != nil {
 		return nil, refuse("%v", err)
 	}
@@ -416,7 +419,7 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 func (m *metadataMessage) metadata() plugin.Metadata {
 	return plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
 		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune,
-		PrunePerGroup: m.PruneScope == PruneScopeGroup, HasRemark: m.HasRemark}
+		PrunePerGroup: m.PruneScope == PruneScopeGroup, HasRemark: m.HasRemark, PruneKeys: m.PruneKeys}
 }
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.

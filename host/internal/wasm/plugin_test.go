@@ -218,3 +218,24 @@ func TestStatusKeys(t *testing.T) {
 	skip := metadataMessage{SkipStatus: true}
 	assert.Nil(t, skip.statusFor(status))
 }
+
+// prune_keys: only a plugin with a prune lists them, by the rules of status_keys, and the host's
+// metadata carries them to the framework, which trims the desired specs (runner).
+func TestPruneKeys(t *testing.T) {
+	for name, c := range map[string]struct {
+		m    metadataMessage
+		want string
+	}{
+		"without a prune": {metadataMessage{PruneKeys: []string{"name"}}, "has_prune is not"},
+		"twice":           {metadataMessage{HasPrune: true, PruneKeys: []string{"name", "name"}}, `prune_keys: key "name" is listed twice`},
+		"empty":           {metadataMessage{HasPrune: true, PruneKeys: []string{""}}, "not 1 to 63 printable"},
+		"too many":        {metadataMessage{HasPrune: true, PruneKeys: strings.Split("a b c d e f g h i j k l m n o p q", " ")}, "at most 16"},
+	} {
+		err := c.m.checkPruneKeys()
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
+	m := metadataMessage{Name: "p", HasPrune: true, PruneKeys: []string{"runbookName"}}
+	require.NoError(t, m.checkPruneKeys())
+	assert.Equal(t, []string{"runbookName"}, m.metadata().PruneKeys)
+}
