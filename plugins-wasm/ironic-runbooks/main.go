@@ -156,8 +156,8 @@ func unchanged(ctx *pdk.Context, name string) bool {
 	if err != nil {
 		return false
 	}
-	raw, written, got, err := a.source(name)
-	if err != nil || written != nil {
+	raw, wrote, got, err := a.source(name)
+	if err != nil || wrote {
 		return false
 	}
 	if got {

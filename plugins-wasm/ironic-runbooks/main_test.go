@@ -165,14 +165,17 @@ func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
 	}
 	assert.Empty(t, again, "the group's list, kept current by its writes, serves every CR")
 
-	// The catalog holds the listed runbooks as the JSON Ironic sent and decodes one per lookup:
-	// only the two this group wrote are kept decoded (5,000 decoded runbooks did not fit 32 MiB).
+	// The catalog holds the listed runbooks as the JSON Ironic sent and decodes one per lookup; the
+	// two this group wrote are kept as JSON too (5,000 decoded runbooks did not fit 32 MiB).
 	c := cache[catalogKey].(*catalog)
 	assert.Len(t, slices.Collect(maps.Keys(c.listed)), 15, "the 12 generated and the fake's 3")
 	assert.Equal(t, []string{"CUSTOM_GEN_10", "CUSTOM_NEW"}, slices.Sorted(maps.Keys(c.written)))
 	var listed map[string]any
 	require.NoError(t, json.Unmarshal(c.listed["CUSTOM_GEN_03"].raw, &listed))
 	assert.Equal(t, "c0000000-0000-4000-8000-000000000003", listed["uuid"])
+	var wrote runbook
+	require.NoError(t, json.Unmarshal(c.written["CUSTOM_GEN_10"], &wrote))
+	assert.Equal(t, "p-1", wrote.owner(), "what the group's write left")
 }
 
 func TestListAfterIsConfigurable(t *testing.T) {

@@ -239,8 +239,10 @@ type catalog struct {
 	gets      int
 	// listed is every listed runbook by name; nil until the group listed.
 	listed map[string]listedRunbook
-	// written is what the group's own writes left in Ironic, which wins over listed.
-	written map[string]*runbook
+	// written is what the group's own writes left in Ironic, which wins over listed; as JSON like
+	// the listed ones: a group that created 5,000 site-sized runbooks (steps with arguments) ran
+	// out of its 32 MiB holding them decoded (docs/benchmarks.md, "What the site CRs hold").
+	written map[string]json.RawMessage
 	// listFailed keeps a group whose list failed (a policy that allows GET but not list) on GETs.
 	listFailed bool
 	// fetched is the runbook the current CR read by GET (its JSON, nil when Ironic has none), so
@@ -279,25 +281,24 @@ func (a api) getRaw(name string) ([]byte, error) {
 }
 
 // source finds what Ironic holds for the runbook named name, exactly as the reconcile will compare
-// with it: what a write of this group left (written, no JSON), else the JSON of the group's list,
-// else of a GET (raw nil: Ironic has none; got says it was a GET). A runbook missing from the
-// list, or listed without the traits this version reports, is read by GET: a create never rests
-// on a list read earlier in the run. A GET the memo's check just made (catalog.fetched) is used
-// once instead of a second request.
-func (a api) source(name string) (raw []byte, written *runbook, got bool, err error) {
+// with it: what a write of this group left (wrote), else the JSON of the group's list, else of a
+// GET (raw nil: Ironic has none; got says it was a GET). A runbook missing from the list, or
+// listed without the traits this version reports, is read by GET: a create never rests on a list
+// read earlier in the run. A GET the memo's check just made (catalog.fetched) is used once instead
+// of a second request.
+func (a api) source(name string) (raw []byte, wrote, got bool, err error) {
 	c := a.known
 	if c == nil {
 		raw, err = a.getRaw(name)
-		return raw, nil, true, err
+		return raw, false, true, err
 	}
 	f := c.fetched
 	c.fetched = nil
-	if rb, ok := c.written[name]; ok {
-		cp := *rb
-		return nil, &cp, false, nil
+	if w, ok := c.written[name]; ok {
+		return w, true, false, nil
 	}
 	if f != nil && f.name == name {
-		return f.raw, nil, true, nil
+		return f.raw, false, true, nil
 	}
 	if c.listed == nil && !c.listFailed && c.listAfter >= 0 && c.gets >= c.listAfter {
 		listed, err := a.listRaw()
@@ -308,18 +309,18 @@ func (a api) source(name string) (raw []byte, written *runbook, got bool, err er
 		}
 	}
 	if l, ok := c.listed[name]; ok && (l.traits || !a.traitsSupported()) {
-		return l.raw, nil, false, nil
+		return l.raw, false, false, nil
 	}
 	c.gets++
 	raw, err = a.getRaw(name)
-	return raw, nil, true, err
+	return raw, false, true, err
 }
 
 // lookup returns the runbook named name as the group knows it, or nil when Ironic has none.
 func (a api) lookup(name string) (*runbook, error) {
-	raw, written, _, err := a.source(name)
-	if err != nil || written != nil || raw == nil {
-		return written, err
+	raw, _, _, err := a.source(name)
+	if err != nil || raw == nil {
+		return nil, err
 	}
 	var rb runbook
 	if err := experimental.DecodeJSON(raw, &rb); err != nil {
@@ -328,14 +329,20 @@ func (a api) lookup(name string) (*runbook, error) {
 	return &rb, nil
 }
 
-// remember records what Ironic holds for rb after this CR's writes.
+// remember records what Ironic holds for rb after this CR's writes. Should it not encode, the
+// runbook is forgotten instead, and read again by GET if another CR names it.
 func (a api) remember(rb *runbook) {
 	if a.known != nil && a.known.listed != nil && rb != nil {
 		if a.known.written == nil {
-			a.known.written = map[string]*runbook{}
+			a.known.written = map[string]json.RawMessage{}
 		}
-		cp := *rb
-		a.known.written[rb.Name] = &cp
+		raw, err := json.Marshal(rb)
+		if err != nil {
+			delete(a.known.listed, rb.Name)
+			delete(a.known.written, rb.Name)
+			return
+		}
+		a.known.written[rb.Name] = raw
 	}
 }
 
