@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube/shelloperator"
 )
 
 // cluster is the Kubernetes API the hooks talk to: a real kube-apiserver started by
@@ -267,15 +268,16 @@ func parallel(n int, f func(i int) error) error {
 }
 
 // bindingContext is a Schedule run's binding context holding every CR of ns, as shell-operator
-// writes it for a schedule binding that includes the CRs' snapshot.
-func (c *cluster) bindingContext(ctx context.Context, r fakekube.Resource, ns, binding string) ([]byte, int, error) {
+// writes it for a schedule binding that includes the CRs' snapshot, each item as the watch w
+// keeps it (its jqFilter and keepFullObjectsInMemory): what the hook under test asked for.
+func (c *cluster) bindingContext(ctx context.Context, r fakekube.Resource, ns, binding string, w shelloperator.KubernetesBinding) ([]byte, int, error) {
 	list, err := c.dyn.Resource(r.GVR()).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, 0, err
 	}
 	items := make([]any, 0, len(list.Items))
 	for _, it := range list.Items {
-		items = append(items, map[string]any{"object": it.Object, "filterResult": nil})
+		items = append(items, shelloperator.Item(w, it.Object))
 	}
 	var buf bytes.Buffer
 	err = json.NewEncoder(&buf).Encode([]any{map[string]any{

@@ -14,16 +14,20 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/fakekube/shelloperator"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakenautobot"
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 )
 
 // benchPlugin is one shipped CR plugin: its env prefix and how to write the i-th CR's spec so that
-// every CR claims its own OpenStack resource.
+// every CR claims its own OpenStack resource: Spec the small spec of the first benchmarks, Site
+// one shaped as a real site writes them (objects.go).
 type benchPlugin struct {
 	Name      string
 	EnvPrefix string
 	Spec      func(i int) map[string]any
+	// Site is Spec as a site writes it; nil: the same as Spec.
+	Site func(i int) map[string]any
 	// Nautobot: the i-th CR references the i-th prefix of the bench's Nautobot, which the plugin
 	// reads through the host (docs/abi.md section 8); the rows then count its requests too.
 	Nautobot bool
@@ -41,18 +45,18 @@ var benchPlugins = []benchPlugin{
 				map[string]any{"interface": "management", "step": "clear_job_queue", "order": 5},
 			},
 			"extra": map[string]any{"team": "metal"}}
-	}},
+	}, Site: siteRunbook},
 	{Name: "neutron-segment-ranges", EnvPrefix: "NEUTRON_SEGMENT_RANGE", Spec: func(i int) map[string]any {
 		// Far above the cloud's default ranges, ten ids each, so no two overlap.
 		lo := 100000 + 10*i
 		return map[string]any{"name": fmt.Sprintf("bench-%05d", i), "network_type": "vxlan", "minimum": lo, "maximum": lo + 9}
-	}},
+	}, Site: siteSegmentRange},
 	{Name: "neutron-router-flavors", EnvPrefix: "NEUTRON_ROUTER_FLAVOR", Spec: func(i int) map[string]any {
 		return map[string]any{"name": fmt.Sprintf("bench-%05d", i), "description": "bench flavor",
 			"service_profiles": []any{map[string]any{
 				"driver":      "neutron.services.l3_router.service_providers.single_node.SingleNodeDriver",
 				"description": "single node L3"}}}
-	}},
+	}, Site: siteRouterFlavor},
 	{Name: "neutron-subnet-pools", EnvPrefix: "NEUTRON_SUBNET_POOL", Nautobot: true, Spec: func(i int) map[string]any {
 		// One scope for every pool (found once per group), one /24 of its own per pool.
 		return map[string]any{"name": fmt.Sprintf("bench-%05d", i), "address_scope": map[string]any{"name": "bench-scope"},
@@ -113,10 +117,11 @@ type env struct {
 	nbSeeded int
 }
 
-// scenario is one plugin at one size and group count, in its own namespace.
+// scenario is one plugin at one size and group count, with CRs of one shape, in its own namespace.
 type scenario struct {
 	env    *env
 	plugin benchPlugin
+	shape  string // shapePlain or shapeSite
 	res    fakekube.Resource
 	size   int
 	groups int
@@ -130,15 +135,22 @@ func (s *scenario) crName(i int) string { return fmt.Sprintf("bench-%05d", i) }
 // object is the i-th CR; its group is i mod groups.
 func (s *scenario) object(i int) *unstructured.Unstructured {
 	spec := s.plugin.Spec(i)
+	if s.shape == shapeSite && s.plugin.Site != nil {
+		spec = s.plugin.Site(i)
+	}
 	if nb, _ := spec["nautobot"].(map[string]any); nb != nil {
 		nb["url"] = s.env.nautobot.URL()
 	}
 	spec["cloudCredentialsRef"] = map[string]any{"secretName": s.secret(i % s.groups), "cloudName": fakecloud.AdminCloud}
-	return &unstructured.Unstructured{Object: map[string]any{
+	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": s.res.APIVersion(), "kind": s.res.Kind,
 		"metadata": map[string]any{"name": s.crName(i), "namespace": s.ns},
 		"spec":     spec,
 	}}
+	if s.shape == shapeSite {
+		siteMetadata(obj)
+	}
+	return obj
 }
 
 // setup creates the namespace, the Secrets and the CRs (none converged yet).
@@ -169,8 +181,12 @@ func (s *scenario) writeSecrets(ctx context.Context) error {
 
 func (s *scenario) createCRs(ctx context.Context) error {
 	api := s.env.kube.dyn.Resource(s.res.GVR()).Namespace(s.ns)
+	opts := metav1.CreateOptions{}
+	if s.shape == shapeSite {
+		opts.FieldManager = siteManager
+	}
 	return parallel(s.size, func(i int) error {
-		_, err := api.Create(ctx, s.object(i), metav1.CreateOptions{})
+		_, err := api.Create(ctx, s.object(i), opts)
 		if err != nil && !strings.Contains(err.Error(), "already exists") {
 			return fmt.Errorf("creating %s: %w", s.crName(i), err)
 		}
@@ -219,13 +235,41 @@ type sample struct {
 	Exit      int
 	OpenStack map[string]int
 	Kube      map[string]int
+	// Context is the size of the binding context the run was handed, in bytes.
+	Context int
 	// Nautobot counts the requests the bench's Nautobot received.
 	Nautobot int
 }
 
-// runHook runs one hook process over the namespace's current CRs and measures it.
-func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (sample, error) {
-	bc, n, err := s.env.kube.bindingContext(ctx, s.res, s.ns, s.plugin.Name)
+// watch is the CR watch the host under test configures (`hook --config` in the scenario's
+// environment): how shell-operator would keep and hand over each CR for it.
+func (s *scenario) watch(ctx context.Context, hb hostBuild, cacheDir string) (shelloperator.KubernetesBinding, error) {
+	env, err := s.hookEnv(cacheDir)
+	if err != nil {
+		return shelloperator.KubernetesBinding{}, err
+	}
+	var out, errs strings.Builder
+	u, err := measured(ctx, env, &out, &errs, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name), "--config")
+	if err == nil && u.Exit != 0 {
+		err = fmt.Errorf("exit status %d: %s", u.Exit, errs.String())
+	}
+	if err != nil {
+		return shelloperator.KubernetesBinding{}, fmt.Errorf("%s %s --config: %w", hb.Label, s.plugin.Name, err)
+	}
+	cfg, err := shelloperator.ParseConfig([]byte(out.String()))
+	if err != nil {
+		return shelloperator.KubernetesBinding{}, err
+	}
+	if len(cfg.Kubernetes) == 0 {
+		return shelloperator.KubernetesBinding{}, fmt.Errorf("%s %s --config watches nothing", hb.Label, s.plugin.Name)
+	}
+	return cfg.Kubernetes[0], nil
+}
+
+// runHook runs one hook process over the namespace's current CRs, handed over as w keeps them, and
+// measures it.
+func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string, w shelloperator.KubernetesBinding) (sample, error) {
+	bc, n, err := s.env.kube.bindingContext(ctx, s.res, s.ns, s.plugin.Name, w)
 	if err != nil {
 		return sample{}, err
 	}
@@ -241,12 +285,41 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 		s.env.nautobot.ResetRequests()
 	}
 	s.env.kube.take()
+	env, err := s.hookEnv(cacheDir)
+	if err != nil {
+		return sample{}, err
+	}
+	env = append(env, "BINDING_CONTEXT_PATH="+bcPath)
+	var stderr strings.Builder
+	u, err := measured(ctx, env, nil, &stderr, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name))
+	out := sample{Wall: u.Wall, CPU: u.CPU, RSS: u.RSS, Exit: u.Exit, OpenStack: s.env.cloud.RequestCounts(), Kube: s.env.kube.take(),
+		Context: len(bc)}
+	if s.plugin.Nautobot {
+		out.Nautobot = len(s.env.nautobot.Requests())
+	}
+	if s.env.logDir != "" {
+		s.env.logSeq++
+		name := fmt.Sprintf("%03d-%s-%s-%s-%d", s.env.logSeq, hb.Label, s.plugin.Name, s.shape, s.size)
+		_ = os.WriteFile(filepath.Join(s.env.logDir, name+".log"), []byte(stderr.String()), 0o644)
+		// The scenario's last binding context, to read what the hook was handed.
+		_ = os.WriteFile(filepath.Join(s.env.logDir, fmt.Sprintf("%s-%s-%s-%d.context.json", hb.Label, s.plugin.Name, s.shape, s.size)), bc, 0o644)
+	}
+	if err != nil {
+		return out, err
+	}
+	if out.Exit != 0 {
+		return out, fmt.Errorf("%s %s exited %d:\n%s", hb.Label, s.plugin.Name, out.Exit, tail(stderr.String(), 3000))
+	}
+	return out, nil
+}
+
+// hookEnv is the environment of every hook process of the scenario, but BINDING_CONTEXT_PATH.
+func (s *scenario) hookEnv(cacheDir string) ([]string, error) {
 	p := s.plugin.EnvPrefix
 	env := []string{
 		"HOME=" + s.env.state, "PATH=" + os.Getenv("PATH"),
 		"LOG_LEVEL=info", "POD_NAMESPACE=" + s.ns,
 		"KUBECONFIG=" + filepath.Join(s.env.state, "kubeconfig"),
-		"BINDING_CONTEXT_PATH=" + bcPath,
 		"OPENSTACK_SYNC_CACHE_DIR=" + cacheDir,
 		p + "_ENABLED=true",
 		p + "_CRD_API_VERSION=" + s.res.APIVersion(),
@@ -260,7 +333,7 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 	if s.plugin.Nautobot {
 		src, err := hookenv.SourceURL(s.env.nautobot.URL())
 		if err != nil {
-			return sample{}, err
+			return nil, err
 		}
 		env = append(env, p+hookenv.SourcesSuffix+"="+hookenv.SourcesJSON([]hookenv.Source{{Name: "nautobot", URL: src}}), p+"_SITE="+benchSite)
 	}
@@ -274,24 +347,7 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string) (
 			env = append(env, v)
 		}
 	}
-	var stderr strings.Builder
-	u, err := measured(ctx, env, nil, &stderr, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name))
-	out := sample{Wall: u.Wall, CPU: u.CPU, RSS: u.RSS, Exit: u.Exit, OpenStack: s.env.cloud.RequestCounts(), Kube: s.env.kube.take()}
-	if s.plugin.Nautobot {
-		out.Nautobot = len(s.env.nautobot.Requests())
-	}
-	if s.env.logDir != "" {
-		s.env.logSeq++
-		name := fmt.Sprintf("%03d-%s-%s-%d.log", s.env.logSeq, hb.Label, s.plugin.Name, s.size)
-		_ = os.WriteFile(filepath.Join(s.env.logDir, name), []byte(stderr.String()), 0o644)
-	}
-	if err != nil {
-		return out, err
-	}
-	if out.Exit != 0 {
-		return out, fmt.Errorf("%s %s exited %d:\n%s", hb.Label, s.plugin.Name, out.Exit, tail(stderr.String(), 3000))
-	}
-	return out, nil
+	return env, nil
 }
 
 func tail(s string, n int) string {
