@@ -35,7 +35,12 @@ import (
 // Hooks reach it through a counting proxy, so every run reports its Kubernetes requests; the
 // harness's own set-up goes straight to the server and is not counted.
 type cluster struct {
-	kind  string // "kube-apiserver v…" or "in-process fakekube"
+	kind string // "kube-apiserver v…" or "in-process fakekube"
+	// direct is a kubeconfig straight to a real API server (not through the counting proxy), for
+	// the real shell-operator; "" with fakekube.
+	direct string
+	// bin is the folder of the Kubernetes tools (the shell-operator among them); "" with fakekube.
+	bin   string
 	dyn   dynamic.Interface
 	proxy *httptest.Server
 	token string
@@ -97,6 +102,7 @@ func startCluster(ctx context.Context, mode, repo, state string, portBase int, c
 		}
 		ver, _ := exec.Command(filepath.Join(bin, "kube-apiserver"), "--version").Output()
 		c.kind = "real " + strings.TrimSpace(string(ver))
+		c.direct, c.bin = filepath.Join(dir, "kubeconfig"), bin
 	} else {
 		srv, err := fakekube.Start(crds...)
 		if err != nil {

@@ -69,7 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"site (a real site's specs, labels, last-applied annotation and managers)")
 	fs.StringVar(&sizes, "sizes", "1,100", "CR counts in one credential group (the full matrix: 1,100,1000,5000)")
 	fs.StringVar(&groups, "groups", "", "extra SIZExGROUPS cases, e.g. 1000x10")
-	fs.StringVar(&workloads, "workloads", "create,converged,delete", "workloads to measure")
+	fs.StringVar(&workloads, "workloads", "create,converged,delete", "workloads to measure: create, converged, delete, and "+
+		workloadShellOperator+" (the real shell-operator's own time and memory for the CRs, with the host's watch and with jqFilter \".\")")
 	fs.IntVar(&c.runs, "runs", 3, "measured runs per row (the docs use 5 or more)")
 	fs.StringVar(&c.kube, "kube", "auto", "Kubernetes API: auto (real when built), real or fake")
 	fs.DurationVar(&c.latency, "latency", 0, "delay every OpenStack answer by this long (e.g. 20ms)")
@@ -284,6 +285,13 @@ func (s *scenario) measure(ctx context.Context, c config, builds []hostBuild) ([
 			}
 			rows = append(rows, conv)
 		}
+		if want(workloadShellOperator) && hb.Label == builds[0].Label {
+			got, err := s.measureShellOperator(ctx, c, hb)
+			rows = append(rows, got...)
+			if err != nil {
+				return rows, err
+			}
+		}
 		if c.cold && want("converged") {
 			cold := mk("converged, cold cache")
 			for r := range s.env.runs {
@@ -439,6 +447,9 @@ func printRow(w io.Writer, r row) {
 	kube := "—"
 	if last.Kube != nil {
 		kube = requestSummary(last.Kube)
+	}
+	if last.Note != "" {
+		os = last.Note
 	}
 	shape, context, perCR := "—", "—", "—"
 	if r.shape != "" {

@@ -239,6 +239,8 @@ type sample struct {
 	Context int
 	// Nautobot counts the requests the bench's Nautobot received.
 	Nautobot int
+	// Note replaces the request columns of a row that makes no requests of its own.
+	Note string
 }
 
 // watch is the CR watch the host under test configures (`hook --config` in the scenario's
