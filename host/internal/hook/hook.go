@@ -174,6 +174,7 @@ func Main(ctx context.Context, deps Deps, args []string, lookupEnv hookenv.Looku
 		defer recoverPanic(log, &code)
 		return printConfig(ctx, deps, f, lookupEnv, log, stdout, stderr)
 	}
+	tuneGC(lookupEnv)
 	root, err := NewLogger(lookupEnv, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
