@@ -188,6 +188,10 @@ func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
 		ctx.Logf(pdk.LevelWarn, "skipping ironic runbook prune: no desired runbooks and the empty set is not authoritative")
 		return nil
 	}
+	// The group's reconciles are done: their catalog (every runbook's JSON, ~2 KB each with steps
+	// and arguments) would otherwise stay beside the prune's own list of every runbook, and at
+	// 5,000 site-shaped runbooks the two did not fit 32 MiB (docs/scaling.md).
+	delete(ctx.Cache(), catalogKey)
 	a, err := connect(ctx)
 	if err != nil {
 		return err

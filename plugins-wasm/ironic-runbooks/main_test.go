@@ -114,6 +114,18 @@ func TestPruneThroughThePDK(t *testing.T) {
 	assert.Empty(t, pdktest.Of(t, ctx).Requests(), "an empty, non-authoritative desired set costs nothing")
 }
 
+// A prune lists every runbook itself and lets the group's catalog go: both at once did not fit
+// the guest's 32 MiB at 5,000 site-shaped runbooks.
+func TestPruneLetsTheGroupsCatalogGo(t *testing.T) {
+	f := newFakeIronic(t, "1.96")
+	listed := &catalog{listed: map[string]listedRunbook{"CUSTOM_BIOS_DEFAULTS": {raw: json.RawMessage(`{}`)}}}
+	cache := map[string]any{catalogKey: listed}
+	raw, _ := json.Marshal(Spec{RunbookName: "CUSTOM_BIOS_DEFAULTS"})
+	ctx := fakeHost(t, f, cache, nil)
+	_ = pdk.Registered().Prune(ctx, &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}})
+	assert.NotSame(t, listed, cache[catalogKey], "the reconciles' catalog is no longer held")
+}
+
 // A group reads its first runbooks one GET each, as the original, then lists them all once and
 // serves the rest of the group from the list, kept current by its own writes.
 func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
