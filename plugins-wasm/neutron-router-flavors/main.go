@@ -39,6 +39,10 @@ var metadata = pdk.Metadata{
 	Lifecycle: true,
 	// The plugin reads status.id and nothing else of the status: the host sends only that.
 	StatusKeys: []string{"id"},
+	// Its prune reads only each desired spec's name: the host sends only that (at 20,000
+	// site-shaped flavors, the whole specs beside the lists of every flavor and profile did not
+	// fit the guest's 32 MiB).
+	PruneKeys: []string{"name"},
 }
 
 func init() {
@@ -118,10 +122,19 @@ func unchanged(ctx *pdk.Context, st *state) bool {
 // pruneCR reads PRUNE itself because one Prune handler serves both policies: the full prune with
 // PRUNE=true and the profile sweep with PRUNE=false.
 func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
-	var desired []Spec
-	if err := req.DecodeSpecs(&desired); err != nil {
+	var names []struct {
+		Name string `json:"name"`
+	}
+	if err := req.DecodeSpecs(&names); err != nil {
 		return err
 	}
+	desired := make([]Spec, len(names))
+	for i, n := range names {
+		desired[i].Name = n.Name
+	}
+	// The group's reconciles are done: their view of every flavor and profile would otherwise
+	// stay beside the prune's own lists of them.
+	delete(ctx.Cache(), cacheKey)
 	mode := sweepOnly
 	if v, _ := ctx.Config("PRUNE"); v == "true" {
 		mode = full

@@ -76,3 +76,21 @@ func TestPruneModeFollowsPRUNE(t *testing.T) {
 	assert.Nil(t, find(f.Flavors, "f-orphan"))
 	assert.NotNil(t, find(f.Flavors, "f-handmade"))
 }
+
+// A prune reads only the desired names (prune_keys) and lets the group's view of Neutron go: at
+// 20,000 site-shaped flavors the whole specs and that view beside the prune's own lists did not
+// fit the guest's 32 MiB.
+func TestPruneReadsOnlyNamesAndLetsTheGroupsViewGo(t *testing.T) {
+	assert.Equal(t, []string{"name"}, pdk.Registered().Metadata.PruneKeys)
+	f := loadFake(t)
+	cache := map[string]any{}
+	_, err := pdktest.Reconcile(hostWithCache(t, f, nil, cache), nil, obj, asa())
+	require.NoError(t, err)
+	require.NotNil(t, cache[cacheKey], "the reconcile kept the group's view")
+	raw, _ := json.Marshal(map[string]any{"name": "asa"})
+	require.NoError(t, pdk.Registered().Prune(hostWithCache(t, f, map[string]string{"PRUNE": "true"}, cache),
+		&pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}}))
+	assert.Nil(t, cache[cacheKey], "the prune let the group's view go")
+	assert.Nil(t, find(f.Flavors, "f-orphan"))
+	assert.NotNil(t, find(f.Flavors, "f-owned"), "a name alone claims its flavor (asa)")
+}
