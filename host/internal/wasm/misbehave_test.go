@@ -263,8 +263,8 @@ func TestGuestReasonsAreBounded(t *testing.T) {
 }
 
 // The promise to operators: a plugin sees none of the host's environment and no arguments,
-// whatever the host process has; its only variable is the memory limit the host sets for a Go
-// runtime (GOMEMLIMIT, from the sandbox's size). Files and sockets cannot even be imported
+// whatever the host process has; its only variables are the ones the host sets for a Go runtime
+// (GOMEMLIMIT, from the sandbox's size, and GOGC). Files and sockets cannot even be imported
 // (TestStructurallyBadModulesAreRefusedBeforeInstantiation).
 func TestGuestSeesNoEnvironmentFilesOrNetwork(t *testing.T) {
 	t.Setenv("OS_PASSWORD", "canary")
@@ -273,7 +273,7 @@ func TestGuestSeesNoEnvironmentFilesOrNetwork(t *testing.T) {
 	p := loadTest(t, guest(t, "rawmock"), o)
 	res, err := p.Reconcile(context.Background(), &fakeSession{}, nil, crRequest("a", map[string]any{"mode": "sandbox"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{`env=["GOMEMLIMIT=` + guestMemoryLimit(DefaultMemoryLimitPages) + `"]`, "args=[]"}, res.Notes)
+	assert.Equal(t, []string{`env=["GOMEMLIMIT=` + guestMemoryLimit(DefaultMemoryLimitPages) + `" "GOGC=` + GuestGCPercent + `"]`, "args=[]"}, res.Notes)
 }
 
 // A guest's sleep must reach the host in short slices: a sleep that returned at once made a Go
