@@ -163,7 +163,9 @@ func (s *scenario) runShellOperator(ctx context.Context, binary, config string, 
 	}()
 	var smp soSample
 	var ends []time.Time
-	deadline := time.Now().Add(time.Duration(15+s.size/100) * time.Second)
+	// Generous: on a loaded 2-core machine a 5,000-CR Synchronization and the schedule run after it
+	// took over a minute.
+	deadline := time.Now().Add(time.Duration(60+s.size/25) * time.Second)
 	for len(ends) < 2 {
 		if time.Now().After(deadline) {
 			return smp, fmt.Errorf("run %d: %d of 2 hook runs before the deadline; shell-operator said:\n%s", run, len(ends), tail(logs.String(), 2000))
