@@ -49,6 +49,10 @@ Rendering fails with a message naming the value at fault.
 {{- $hooks := dict -}}
 {{- $memoryLimit := int (.Values.memory | default dict).shellOperatorMiB -}}
 {{- $memoryRequest := $memoryLimit -}}
+{{- /* CR watches of the enabled plugins: shell-operator keeps each one's filtered objects. */ -}}
+{{- $watches := 0 -}}
+{{- /* A shard's hook watches its kind twice: its own CRs and every shard's claims. */ -}}
+{{- $sharded := or (not (empty ((.Values.shard | default dict).labelSelector))) (not (empty ((.Values.shard | default dict).namespaces))) -}}
 {{- $hookEnv := dict -}}
 {{- range $name := keys .Values.plugins | sortAlpha -}}
 {{- if not (hasKey $.Values.pluginData $name) -}}
@@ -118,12 +122,16 @@ overhead, and the convergence memo (memoMemoryFactor times its bound). The defau
 (32 MiB, 2 instances). GOMEMLIMIT has the Go collector free garbage before the hook reaches its
 share. */ -}}
 {{- $mem := $.Values.memory | default dict -}}
-{{- $share := add (int $mem.loadMiB) (mul (int ($limits.poolSize | default 2)) (add (int ($limits.memoryMiB | default 32)) (int $mem.instanceOverheadMiB))) (mul (int $mem.memoMemoryFactor) $memoMiB) -}}
+{{- /* What a run holds for its CRs (each spec and status, the memo's records) comes on top of the
+sandbox's bound, hookMiBPer1000CRs for every 1,000 of memory.crs, rounded up (docs/scaling.md). */ -}}
+{{- $crsMiB := div (add (mul (int ($mem.hookMiBPer1000CRs | default 0)) (int ($mem.crs | default 0))) 999) 1000 -}}
+{{- $share := add (int $mem.loadMiB) (mul (int ($limits.poolSize | default 2)) (add (int ($limits.memoryMiB | default 32)) (int $mem.instanceOverheadMiB))) (mul (int $mem.memoMemoryFactor) $memoMiB) $crsMiB -}}
 {{- $exports = append $exports (printf "GOMEMLIMIT=%dMiB" (int $share)) -}}
 {{- $exports = append $exports (printf "OPENSTACK_SYNC_MEMO_MAX_MIB=%d" (int $memoMiB)) -}}
 {{- if $enabled -}}
 {{- $memoryLimit = add $memoryLimit $share -}}
-{{- $memoryRequest = add $memoryRequest (int $mem.hookTypicalMiB) -}}
+{{- $memoryRequest = add $memoryRequest (int $mem.hookTypicalMiB) $crsMiB -}}
+{{- $watches = add $watches (ternary 2 1 $sharded) -}}
 {{- end -}}
 {{- $_ := set $h "exports" $exports -}}
 {{- $p := $hook.envPrefix | default "" -}}
@@ -236,6 +244,11 @@ profile's CRD is named too, so a hook refuses to act while CRs of both exist. */
 {{- end -}}
 {{- $_ := set $env $n (toString (get $.Values.env $n)) -}}
 {{- end -}}
+{{- /* shell-operator holds each watch's filtered objects: shellOperatorMiBPer1000CRs for every
+1,000 of memory.crs, rounded up (docs/scaling.md). */ -}}
+{{- $soCrsMiB := div (add (mul (int ((.Values.memory | default dict).shellOperatorMiBPer1000CRs | default 0)) (int ((.Values.memory | default dict).crs | default 0)) $watches) 999) 1000 -}}
+{{- $memoryLimit = add $memoryLimit $soCrsMiB -}}
+{{- $memoryRequest = add $memoryRequest $soCrsMiB -}}
 {{- toYaml (dict "hooks" $hooks "hookEnv" $hookEnv "env" $env "memoryLimitMiB" $memoryLimit "memoryRequestMiB" $memoryRequest) -}}
 {{- end -}}
 
