@@ -122,7 +122,7 @@ func TestPruneLetsTheGroupsCatalogGo(t *testing.T) {
 	cache := map[string]any{catalogKey: listed}
 	raw, _ := json.Marshal(Spec{RunbookName: "CUSTOM_BIOS_DEFAULTS"})
 	ctx := fakeHost(t, f, cache, nil)
-	_ = pdk.Registered().Prune(ctx, &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}})
+	_ = pdk.Registered().Prune(ctx, &pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}, Credentials: pdktest.Group})
 	assert.NotSame(t, listed, cache[catalogKey], "the reconciles' catalog is no longer held")
 }
 

@@ -89,7 +89,7 @@ func TestPruneReadsOnlyNamesAndLetsTheGroupsViewGo(t *testing.T) {
 	require.NotNil(t, cache[cacheKey], "the reconcile kept the group's view")
 	raw, _ := json.Marshal(map[string]any{"name": "asa"})
 	require.NoError(t, pdk.Registered().Prune(hostWithCache(t, f, map[string]string{"PRUNE": "true"}, cache),
-		&pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}}))
+		&pdk.PruneRequest{DesiredSpecs: []json.RawMessage{raw}, Credentials: pdktest.Group}))
 	assert.Nil(t, cache[cacheKey], "the prune let the group's view go")
 	assert.Nil(t, find(f.Flavors, "f-orphan"))
 	assert.NotNil(t, find(f.Flavors, "f-owned"), "a name alone claims its flavor (asa)")
