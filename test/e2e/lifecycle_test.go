@@ -312,16 +312,18 @@ func TestLifecycle(t *testing.T) {
 		require.NotEqual(t, before.Spec.Template.Annotations[ann], after.Spec.Template.Annotations[ann],
 			"a hook setting changed, so the pod template must change and the pod restart")
 
-		// The bad-credentials range has shown what it was for. Left in place it fails its hook's
-		// Synchronization, which shell-operator retries in the main queue before the Synchronization
-		// of any hook after it, the subnet pools' among them. So have the other group's CRs; with
+		// The bad-credentials range stays through the restart: it fails its hook's start-up
+		// Synchronization, which shell-operator runs in its main queue before the Synchronization
+		// of every hook after it, the subnet pools' among them. Had that run exited 1,
+		// shell-operator would retry it there for ever and the subnet pools would never start
+		// (Decision 20); the loop below waits for them. The other group's CRs go; with
 		// PRUNE=false nothing holds their deletion.
-		h.delete(t, ctx, segmentRanges, bad.GetName())
 		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			h.delete(t, ctx, k, other[k.kind].GetName())
 		}
 		h.stopOperator()
 		require.NoError(t, h.startOperator(ctx))
+		defer h.delete(t, ctx, segmentRanges, bad.GetName())
 		for _, k := range []kind{runbooks, routerFlavors, subnetPools} {
 			name := other[k.kind].GetName()
 			h.waitFor(t, syncWait, fmt.Sprintf("%s %s to be deleted", k.kind, name), func() (bool, string) {
@@ -344,6 +346,9 @@ func TestLifecycle(t *testing.T) {
 				return h.getOrNil(t, ctx, k, name) == nil, "still present"
 			})
 		}
+		assert.Contains(t, h.operatorLog(), "The start-up Synchronization had failures; exiting 0",
+			"the segment ranges' Synchronization failed on the bad credentials and let the other hooks start")
+		assert.Equal(t, "Failed", readStatus(h.get(t, ctx, segmentRanges, bad.GetName())).syncStatus)
 		rb, err := h.cloud.runbook(ctx, osName(b[runbooks.kind]))
 		require.NoError(t, err)
 		assert.NotNil(t, rb, "with PRUNE=false a deleted CR's runbook stays in Ironic")

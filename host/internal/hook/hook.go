@@ -390,7 +390,28 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	if lostLease(ctx, log) {
 		return ExitFail
 	}
+	if code == ExitFail && onlySynchronization(contexts) {
+		// shell-operator retries a failed Synchronization in its main queue, where it holds every
+		// hook's start-up and this hook's own events until it succeeds.
+		obs.failed = true
+		log.Warn(MsgSyncFailed, "kind", cfg.Kind)
+		return ExitOK
+	}
 	return code
+}
+
+// MsgSyncFailed ends a start-up Synchronization that had failures (Decision 20).
+const MsgSyncFailed = "The start-up Synchronization had failures; exiting 0 so that the other hooks start, retrying the CRs on their next event or scheduled run"
+
+// onlySynchronization: the batch is the start-up Synchronization of the hook's watches, the only
+// runs shell-operator makes in its main queue rather than the hook's own.
+func onlySynchronization(contexts []bindingctx.Context) bool {
+	for _, c := range contexts {
+		if c.Type() != "Synchronization" {
+			return false
+		}
+	}
+	return len(contexts) > 0
 }
 
 // probe validates the default credential once per onStartup context (docs/contract.md §8).

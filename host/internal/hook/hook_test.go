@@ -252,9 +252,21 @@ func TestRun(t *testing.T) {
 			h.srv.Put(kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a"), widget("a"))
 		}, code: 0, loaded: 1, kubes: 1, stderr: []string{`msg="Found CRs to reconcile" plugin=widgets kind=Widget count=1`, `msg="Finished reconciling" plugin=widgets kind=Widget`}},
 		{name: "reconcile failure", setup: func(h *harness) {
-			h.enable().contexts(syncOf(widget("a")))
+			h.enable().contexts(eventOf("widgets", "a", "a"))
 			h.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
 		}, code: 1, loaded: 1, kubes: 1, stderr: []string{`msg="Failed to reconcile" plugin=widgets kind=Widget cr=ns/a name=a error=boom`}},
+		{name: "a reconcile failure in a scheduled run", setup: func(h *harness) {
+			h.enable().contexts(leaseRun("lease", "a", "a"))
+			h.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+		}, code: 1, loaded: 1, kubes: 1, stderr: []string{`msg="Failed to reconcile" plugin=widgets kind=Widget cr=ns/a name=a error=boom`}},
+		// shell-operator runs every hook's Synchronization in its main queue and retries a failed
+		// one there until it succeeds, so a CR that keeps failing would hold every other hook's
+		// start-up (Decision 20).
+		{name: "a reconcile failure in the start-up Synchronization", setup: func(h *harness) {
+			h.enable().contexts(syncOf(widget("a"), widget("b")))
+			h.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}
+		}, code: 0, loaded: 1, kubes: 1, stderr: []string{`msg="Failed to reconcile" plugin=widgets kind=Widget cr=ns/a name=a error=boom`,
+			`level=WARN msg="The start-up Synchronization had failures; exiting 0 so that the other hooks start, retrying the CRs on their next event or scheduled run" plugin=widgets kind=Widget`}},
 		{name: "a run with nothing to write never builds a client", setup: func(h *harness) {
 			h.enable().contexts(syncOf())
 		}, code: 0, loaded: 1, kubes: 0},
@@ -336,7 +348,7 @@ func TestRequestLimit(t *testing.T) {
 }
 
 func TestJSONLogs(t *testing.T) {
-	h := newHarness(t).enable().contexts(syncOf(widget("a")))
+	h := newHarness(t).enable().contexts(eventOf("widgets", "a", "a"))
 	h.env["LOG_TYPE"] = "json"
 	h.env["LOG_LEVEL"] = "DEBUG"
 	h.plugin.Results = map[string]plugintest.Result{"a": {Err: errors.New("boom")}}

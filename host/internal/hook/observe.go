@@ -38,6 +38,8 @@ type observer struct {
 	// shell-operator would then serve them twice.
 	group     string
 	lookupEnv hookenv.LookupFunc
+	// failed: the run failed though it exits 0 (Decision 20); its metrics say so.
+	failed bool
 }
 
 func startObserving(deps Deps, f flags, name string, lookupEnv hookenv.LookupFunc) *observer {
@@ -93,7 +95,7 @@ func (o *observer) finish(code int, log *slog.Logger) {
 		return
 	}
 	result := "ok"
-	if code != ExitOK {
+	if code != ExitOK || o.failed {
 		result = "failed"
 	}
 	metrics.Add(o.file, metrics.Runs, 1, o.plugin, result)
