@@ -24,12 +24,16 @@ import (
 )
 
 // e2ePrefixes are the Nautobot prefixes the subnet pool scenarios reference besides the
-// example's (examples/nautobot/seed.yaml): the adopted pool's CIDR. Unique to this tier, as the
-// pools are in the shared cloud.
+// example's (examples/nautobot/seed.yaml): the adopted pool's CIDR (TestLifecycle) and the
+// taken-over pool's (TestTakeover). Unique to this tier, as the pools are in the shared cloud.
 var e2ePrefixes = []map[string]any{
 	{"id": "e2e0b0a7-0000-4000-8000-000000000001", "prefix": "10.251.200.0/24", "type": "pool",
 		"tags": []string{"openstack-subnet-pool"}, "locations": []string{"iad3-dev"}},
+	{"id": tkoPrefixID, "prefix": "10.251.210.0/24", "type": "pool", "locations": []string{"iad3-dev"}},
 }
+
+// tkoPrefixID is the Nautobot prefix of the pool TestTakeover takes over (TKO-POOL-KEEP).
+const tkoPrefixID = "e2e0b0a7-0000-4000-8000-000000000002"
 
 // nautobot is the tier's Nautobot: `openstack-sync-dev nautobot` on loopback (the fake built from
 // Nautobot's published API, host/internal/fakenautobot), serving the examples' seed and

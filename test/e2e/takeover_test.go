@@ -35,8 +35,16 @@ const (
 	understackFinalizer = "openstack-sync.understack.rackspace.net/finalizer"
 	understackFlavor    = "[understack-router-flavor-operator]"
 	understackRangePfx  = "understack-sr:"
+	understackPoolTag   = "understack-operator-neutron-subnet-pool"
 	tkoNS               = "takeover"
+	// tkoScope is the address scope the taken-over pool lives in, made by the test as the
+	// original would have (the plugin never deletes a scope).
+	tkoScope = "e2e-tko-pool-scope"
 )
+
+// The takeover's subnet pools: one converged under a CR, one whose CR is Terminating, an orphan
+// carrying the original's tag and a hand-made one without it.
+var tkoPools = []string{"TKO-POOL-KEEP", "TKO-POOL-TERM", "TKO-POOL-ORPHAN", "TKO-POOL-HAND"}
 
 var (
 	understackRunbookExtra = map[string]any{"_understack_runbook_operator": "managed",
@@ -46,6 +54,7 @@ var (
 	uRunbooks = schema.GroupVersionResource{Group: "ironic.understack.rackspace.net", Version: "v1alpha1", Resource: "ironicrunbooks"}
 	uFlavors  = schema.GroupVersionResource{Group: "neutron.understack.rackspace.net", Version: "v1alpha1", Resource: "neutronrouterflavors"}
 	uRanges   = schema.GroupVersionResource{Group: "neutron.understack.rackspace.net", Version: "v1alpha1", Resource: "neutronsegmentranges"}
+	uPools    = schema.GroupVersionResource{Group: "neutron.understack.rackspace.net", Version: "v1alpha1", Resource: "neutronsubnetpools"}
 )
 
 // TestTakeover: the state the original operator leaves (its CRDs, CRs with its finalizer, one of
@@ -56,6 +65,7 @@ var (
 // this project's profile (docs/migrating.md).
 func TestTakeover(t *testing.T) {
 	h := need(t)
+	require.NotNil(t, h.nautobot, "the subnet pools read the tier's Nautobot")
 	ctx := context.Background()
 	// The suite's own operator prunes with this project's markers: migrated resources would be
 	// no CR's of its namespace.
@@ -70,10 +80,15 @@ func TestTakeover(t *testing.T) {
 		}
 		// Its profile carries one profile's marker or the other's: it is the test's either way.
 		_ = c.deleteFlavorAnd(ctx, "tko-flavor", func(map[string]any) bool { return true })
+		for _, n := range tkoPools {
+			_ = c.deletePool(ctx, n)
+		}
+		_ = c.deleteScope(ctx, tkoScope)
 	})
 
 	// The release, installed before anything runs (the pods are started below).
-	values := tkoValues(t, h, "understack", map[string]bool{"ironicRunbooks": true, "neutronRouterFlavors": true, "neutronSegmentRanges": false})
+	values := tkoValues(t, h, "understack", map[string]bool{"ironicRunbooks": true, "neutronRouterFlavors": true, "neutronSegmentRanges": false,
+		"neutronSubnetPools": true})
 	r := h.installReleaseValues(t, ctx, "tko", tkoNS, values)
 	secret := h.examples.secret.GetName()
 
@@ -94,6 +109,26 @@ func TestTakeover(t *testing.T) {
 	profileID, err := c.createTakeoverFlavor(ctx, "tko-flavor", "takeover routers "+understackFlavor, driver,
 		withKeys(map[string]any{"resource_class": "tko"}, understackProfileMeta))
 	require.NoError(t, err)
+	// Its subnet pools: the CIDRs of the converged one are the Nautobot prefix its CR names, its
+	// bounds and description the CR's, its tags the CR's plus the original's ownership tag.
+	scopeID, err := c.create(ctx, "address-scopes", "address_scope", map[string]any{"name": tkoScope, "ip_version": 4})
+	require.NoError(t, err)
+	for i, n := range tkoPools {
+		body := map[string]any{"name": n, "prefixes": []string{fmt.Sprintf("10.251.%d.0/24", 210+i)}, "min_prefixlen": 26,
+			"default_prefixlen": 28, "max_prefixlen": 30, "description": "takeover pool", "shared": false}
+		if n == "TKO-POOL-KEEP" {
+			body["address_scope_id"] = scopeID
+		}
+		id, err := c.create(ctx, "subnetpools", "subnetpool", body)
+		require.NoError(t, err)
+		if n != "TKO-POOL-HAND" {
+			require.NoError(t, c.tagPool(ctx, id, "tko", understackPoolTag))
+		}
+	}
+	tokenSecret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "tko-nautobot", "namespace": tkoNS}, "stringData": map[string]any{"token": h.nautobot.token}}}
+	_, err = h.dyn.Resource(secretsGVR).Namespace(tkoNS).Create(ctx, tokenSecret, metav1.CreateOptions{})
+	require.NoError(t, err)
 
 	// What the original leaves in Kubernetes: its CRs, the converged ones with its finalizer, one
 	// deleted just before the switch (Terminating), the segment range without one (PRUNE=false).
@@ -111,6 +146,16 @@ func TestTakeover(t *testing.T) {
 	h.createIn(t, ctx, uFlavors, "NeutronRouterFlavor", "tko-flavor", map[string]any{"name": "tko-flavor", "description": "takeover routers",
 		"service_profiles":    []any{map[string]any{"driver": driver, "meta_info": map[string]any{"resource_class": "tko"}}},
 		"cloudCredentialsRef": creds("local-admin")}, understackFinalizer)
+	poolCR := func(pool string) map[string]any {
+		return map[string]any{"name": pool, "address_scope": map[string]any{"name": tkoScope}, "minimum_prefix_length": 26,
+			"default_prefix_length": 28, "maximum_prefix_length": 30, "shared": false, "description": "takeover pool", "tags": []any{"tko"},
+			"nautobot": map[string]any{"url": h.nautobot.url, "tokenSecretRef": map[string]any{"secretName": "tko-nautobot", "key": "token"},
+				"prefix_refs": []any{map[string]any{"id": tkoPrefixID}}},
+			"cloudCredentialsRef": creds("local-admin")}
+	}
+	h.createIn(t, ctx, uPools, "NeutronSubnetPool", "tko-pool-keep", poolCR("TKO-POOL-KEEP"), understackFinalizer)
+	h.createIn(t, ctx, uPools, "NeutronSubnetPool", "tko-pool-term", poolCR("TKO-POOL-TERM"), understackFinalizer)
+	require.NoError(t, h.dyn.Resource(uPools).Namespace(tkoNS).Delete(ctx, "tko-pool-term", metav1.DeleteOptions{}))
 	before := c.snapshot(t, ctx)
 
 	// The takeover: one pod of the chart under the understack profile.
@@ -118,23 +163,28 @@ func TestTakeover(t *testing.T) {
 	for _, cr := range []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{uRunbooks, "tko-keep"}, {uRunbooks, "tko-keep2"}, {uRanges, "tko-keep"}, {uFlavors, "tko-flavor"}} {
+	}{{uRunbooks, "tko-keep"}, {uRunbooks, "tko-keep2"}, {uRanges, "tko-keep"}, {uFlavors, "tko-flavor"}, {uPools, "tko-pool-keep"}} {
 		h.waitOriginalSynced(t, ctx, cr.gvr, cr.name)
 	}
-	h.waitFor(t, syncWait, "the Terminating CR released and the orphan pruned", func() (bool, string) {
+	h.waitFor(t, syncWait, "the Terminating CRs released and the orphans pruned", func() (bool, string) {
 		term, _ := h.dyn.Resource(uRunbooks).Namespace(tkoNS).Get(ctx, "tko-term", metav1.GetOptions{})
 		orphan, _ := c.runbook(ctx, "CUSTOM_TKO_ORPHAN")
-		return term == nil && orphan == nil, fmt.Sprintf("tko-term %v, orphan %v", term != nil, orphan != nil)
+		poolTerm, _ := h.dyn.Resource(uPools).Namespace(tkoNS).Get(ctx, "tko-pool-term", metav1.GetOptions{})
+		poolOrphan, _ := c.subnetPool(ctx, "TKO-POOL-ORPHAN")
+		return term == nil && orphan == nil && poolTerm == nil && poolOrphan == nil,
+			fmt.Sprintf("tko-term %v, orphan %v, tko-pool-term %v, pool orphan %v", term != nil, orphan != nil, poolTerm != nil, poolOrphan != nil)
 	})
 	after := c.snapshot(t, ctx)
 	// Zero creates and zero writes for what existed; the Terminating CR's runbook deleted; the
 	// orphan pruned where PRUNE=true (runbooks), kept where PRUNE=false (segment ranges).
 	for _, n := range []string{"rb/CUSTOM_TKO_KEEP", "rb/CUSTOM_TKO_KEEP2", "rb/CUSTOM_TKO_HAND", "sr/understack-sr:tko-keep",
-		"sr/understack-sr:tko-orphan", "sr/tko-hand", "fl/tko-flavor", "sp/" + profileID} {
+		"sr/understack-sr:tko-orphan", "sr/tko-hand", "fl/tko-flavor", "sp/" + profileID, "pool/TKO-POOL-KEEP", "pool/TKO-POOL-HAND"} {
 		assert.Equal(t, before[n], after[n], "%s: unchanged by the takeover", n)
 	}
 	assert.NotContains(t, after, "rb/CUSTOM_TKO_TERM", "the Terminating CR's runbook is deleted")
 	assert.NotContains(t, after, "rb/CUSTOM_TKO_ORPHAN", "the orphan is pruned with PRUNE=true")
+	assert.NotContains(t, after, "pool/TKO-POOL-TERM", "the Terminating CR's pool is deleted")
+	assert.NotContains(t, after, "pool/TKO-POOL-ORPHAN", "the pool carrying the original's tag that no CR names is pruned")
 	pod.kill()
 
 	// The way back: the original finds exactly what it wrote. Its finalizer (never this
@@ -143,7 +193,8 @@ func TestTakeover(t *testing.T) {
 		gvr        schema.GroupVersionResource
 		name       string
 		finalizers []any
-	}{{uRunbooks, "tko-keep", []any{understackFinalizer}}, {uFlavors, "tko-flavor", []any{understackFinalizer}}, {uRanges, "tko-keep", nil}} {
+	}{{uRunbooks, "tko-keep", []any{understackFinalizer}}, {uFlavors, "tko-flavor", []any{understackFinalizer}}, {uRanges, "tko-keep", nil},
+		{uPools, "tko-pool-keep", []any{understackFinalizer}}} {
 		u, err := h.dyn.Resource(cr.gvr).Namespace(tkoNS).Get(ctx, cr.name, metav1.GetOptions{})
 		require.NoError(t, err)
 		fs, _, _ := unstructured.NestedSlice(u.Object, "metadata", "finalizers")
@@ -155,6 +206,7 @@ func TestTakeover(t *testing.T) {
 	rb, err := c.runbook(ctx, "CUSTOM_TKO_KEEP")
 	require.NoError(t, err)
 	assert.Equal(t, withKeys(map[string]any{"team": "metal"}, understackRunbookExtra), rb["extra"])
+	assert.Equal(t, `["tko","`+understackPoolTag+`"]`, after["pool/TKO-POOL-KEEP"][2], "the pool keeps the original's tag and the CR's")
 
 	// openstack-sync migrate, runbooks first: a dry run changes nothing.
 	const fromRB, toRB = "ironicrunbooks.ironic.understack.rackspace.net/v1alpha1", "ironicrunbooks.ironic.openstack-sync.io/v1alpha1"
@@ -196,10 +248,14 @@ func TestTakeover(t *testing.T) {
 	out, code = h.migrate(t, ctx, h.env.Kubeconfig, "neutron-segment-ranges",
 		"neutronsegmentranges.neutron.understack.rackspace.net/v1alpha1", "neutronsegmentranges.neutron.openstack-sync.io/v1alpha1")
 	require.Equal(t, 0, code, out)
+	out, code = h.migrate(t, ctx, h.env.Kubeconfig, "neutron-subnet-pools",
+		"neutronsubnetpools.neutron.understack.rackspace.net/v1alpha1", "neutronsubnetpools.neutron.openstack-sync.io/v1alpha1")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "re-mark subnet pool TKO-POOL-KEEP (")
 	out, code = h.migrate(t, ctx, h.env.Kubeconfig, "ironic-runbooks", fromRB, toRB)
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "0 moved, 0 moved already, 0 refused", "a finished move: nothing left, nothing written")
-	for _, g := range []schema.GroupVersionResource{uRunbooks, uFlavors, uRanges} {
+	for _, g := range []schema.GroupVersionResource{uRunbooks, uFlavors, uRanges, uPools} {
 		l, err := h.dyn.Resource(g).Namespace(tkoNS).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		assert.Empty(t, l.Items, "%s: every CR moved", g.Resource)
@@ -210,7 +266,7 @@ func TestTakeover(t *testing.T) {
 		name string
 		fin  []any
 	}{{runbooks, "tko-keep", []any{finalizer}}, {runbooks, "tko-keep2", []any{finalizer}}, {routerFlavors, "tko-flavor", []any{finalizer}},
-		{segmentRanges, "tko-keep", nil}} {
+		{segmentRanges, "tko-keep", nil}, {subnetPools, "tko-pool-keep", []any{finalizer}}} {
 		fs, _, _ := unstructured.NestedSlice(h.getNS(t, ctx, cr.k.gvr, cr.name).Object, "metadata", "finalizers")
 		assert.Equal(t, cr.fin, fs, "%s %s: this project's finalizer where the original held its own", cr.k.kind, cr.name)
 	}
@@ -219,7 +275,7 @@ func TestTakeover(t *testing.T) {
 	// Synced under its own CRD, with zero creates and no write but the runbooks' credential group.
 	// Router flavors stay off: with PRUNE=false the plugin still sweeps owned profiles bound to no
 	// flavor, which may be another test's.
-	values = tkoValues(t, h, "openstack-sync", map[string]bool{"ironicRunbooks": false, "neutronSegmentRanges": false})
+	values = tkoValues(t, h, "openstack-sync", map[string]bool{"ironicRunbooks": false, "neutronSegmentRanges": false, "neutronSubnetPools": false})
 	path := filepath.Join(h.env.WorkDir, "tko-openstack-sync-values.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("env: {LOG_LEVEL: debug}\n"+values), 0o644))
 	hout, err := h.helm("upgrade", "tko", chartDir, "--namespace", tkoNS, "--values", path)
@@ -228,13 +284,15 @@ func TestTakeover(t *testing.T) {
 	for _, cr := range []struct {
 		k    kind
 		name string
-	}{{runbooks, "tko-keep"}, {runbooks, "tko-keep2"}, {segmentRanges, "tko-keep"}} {
+	}{{runbooks, "tko-keep"}, {runbooks, "tko-keep2"}, {segmentRanges, "tko-keep"}, {subnetPools, "tko-pool-keep"}} {
 		h.waitSyncedNS(t, ctx, cr.k.gvr, cr.name)
 	}
 	final := c.snapshot(t, ctx)
 	assert.Equal(t, "takeover routers "+flavorMarker, final["fl/tko-flavor"][1], "the flavor carries this project's marker")
 	assert.Contains(t, final["sp/"+profileID][1], markerKey, "and so does its profile, still bound")
 	assert.Contains(t, final["fl/tko-flavor"][2], profileID)
+	assert.Equal(t, `["`+poolTag+`","tko"]`, moved["pool/TKO-POOL-KEEP"][2], "migrate moved the pool to this project's tag")
+	assert.Equal(t, before["pool/TKO-POOL-KEEP"][0], moved["pool/TKO-POOL-KEEP"][0], "the same pool")
 	for _, n := range []string{"sr/tko-keep", "fl/tko-flavor", "sp/" + profileID} {
 		assert.Equal(t, moved[n], final[n], "%s: unchanged under this project's profile", n)
 	}
@@ -249,6 +307,20 @@ func TestTakeover(t *testing.T) {
 		was[groupKey] = tkoNS + "/" + secret + "/local-system"
 		assert.Equal(t, was, now, "%s: its extra gained its credential group, and nothing else changed", n)
 	}
+	// The pool likewise gains its credential group's tag on its first reconcile, and nothing else.
+	require.Len(t, final["pool/TKO-POOL-KEEP"], 3)
+	assert.Equal(t, moved["pool/TKO-POOL-KEEP"][0], final["pool/TKO-POOL-KEEP"][0], "the same pool")
+	var movedTags, finalTags []string
+	require.NoError(t, json.Unmarshal([]byte(moved["pool/TKO-POOL-KEEP"][2]), &movedTags))
+	require.NoError(t, json.Unmarshal([]byte(final["pool/TKO-POOL-KEEP"][2]), &finalTags))
+	var groupTags []string
+	for _, tag := range finalTags {
+		if strings.HasPrefix(tag, "openstack-sync.io/credential-group=") {
+			groupTags = append(groupTags, tag)
+		}
+	}
+	require.Len(t, groupTags, 1, "the pool's tags record its credential group once: %v", finalTags)
+	assert.ElementsMatch(t, append(movedTags, groupTags[0]), finalTags, "the pool's tags gained the group and nothing else")
 	assert.Equal(t, before["sr/understack-sr:tko-keep"][:1], final["sr/tko-keep"][:1], "the range is the one the original made (same id)")
 }
 
@@ -273,8 +345,16 @@ func tkoValues(t *testing.T, h *harness, profile string, prune map[string]bool) 
 		body, err := os.ReadFile(file)
 		require.NoError(t, err)
 		sum := sha256.Sum256(body)
-		fmt.Fprintf(&b, "  %s:\n    plugin: {file: %s, sha256: %q}\n    hook: {env: {PRUNE: %v, READY_RETRIES: 3, READY_DELAY: 1}}\n",
-			k, file, hex.EncodeToString(sum[:]), prune[k])
+		site := ""
+		if k == "neutronSubnetPools" {
+			// The operator allow-lists the tier's Nautobot; the original read UNDERSTACK_SITE.
+			site = ", SITE: " + h.nautobot.site
+		}
+		fmt.Fprintf(&b, "  %s:\n    plugin: {file: %s, sha256: %q}\n    hook: {env: {PRUNE: %v, READY_RETRIES: 3, READY_DELAY: 1%s}}\n",
+			k, file, hex.EncodeToString(sum[:]), prune[k], site)
+		if k == "neutronSubnetPools" {
+			b.WriteString(h.nautobot.values())
+		}
 	}
 	return b.String()
 }
@@ -489,8 +569,8 @@ func (c *cloud) createTakeoverFlavor(ctx context.Context, name, description, dri
 }
 
 // snapshot is every resource of the test as "kind/name" -> [id, what a write would change]: the
-// runbooks' updated_at and extra, the ranges' revision_number, the flavor's description and
-// profiles, the profile's metainfo.
+// runbooks' updated_at and extra, the ranges' revision_number, the pools' revision_number and
+// tags, the flavor's description and profiles, the profile's metainfo.
 func (c *cloud) snapshot(t *testing.T, ctx context.Context) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -507,6 +587,16 @@ func (c *cloud) snapshot(t *testing.T, ctx context.Context) map[string][]string 
 		require.NoError(t, err)
 		if rg != nil {
 			out["sr/"+n] = []string{fmt.Sprint(rg["id"]), fmt.Sprint(rg["revision_number"]), fmt.Sprint(rg["minimum"], "-", rg["maximum"])}
+		}
+	}
+	for _, n := range tkoPools {
+		p, err := c.subnetPool(ctx, n)
+		require.NoError(t, err)
+		if p != nil {
+			tags, _ := p["tags"].([]any)
+			slices.SortFunc(tags, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			tagJSON, _ := json.Marshal(tags)
+			out["pool/"+n] = []string{fmt.Sprint(p["id"]), fmt.Sprint(p["revision_number"]), string(tagJSON)}
 		}
 	}
 	if f, err := c.flavor(ctx, "tko-flavor"); err == nil && f != nil {
