@@ -76,7 +76,9 @@ func newHookFixture(t *testing.T, cacheDir string, crs map[string]map[string]any
 		objects = append(objects, obj)
 	}
 	dir := t.TempDir()
-	bc, err := json.Marshal([]any{map[string]any{"binding": "mocks", "type": "Synchronization", "objects": objects}})
+	// A scheduled full run: its failures exit 1 (a start-up Synchronization's exit 0, Decision 20).
+	bc, err := json.Marshal([]any{map[string]any{"binding": "periodic sync", "type": "Schedule",
+		"snapshots": map[string]any{"mocks": objects}}})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "binding-context.json"), bc, 0o600))
 	require.NoError(t, kube.WriteKubeconfig(filepath.Join(dir, "kubeconfig")))

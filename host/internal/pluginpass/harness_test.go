@@ -210,7 +210,8 @@ func (e *env) synchronize() int {
 		}
 	}
 	binding := e.plugin
-	ctxs := []any{map[string]any{"binding": binding, "type": "Synchronization", "objects": items,
+	// A scheduled full run: its failures exit 1 (a start-up Synchronization's exit 0, Decision 20).
+	ctxs := []any{map[string]any{"binding": "periodic sync", "type": "Schedule",
 		"snapshots": map[string]any{binding: items}}}
 	return e.run(ctxs)
 }

@@ -108,8 +108,10 @@ func (p Pass) Run(ctx context.Context) (Outcome, error) {
 		items = append(items, map[string]any{"object": obj})
 	}
 	binding := info.BindingName
-	contexts, err := json.Marshal([]any{map[string]any{"binding": binding, "type": "Synchronization",
-		"objects": items, "snapshots": map[string]any{binding: items}}})
+	// A scheduled full run plans as the start-up Synchronization does, and its failures exit 1
+	// (a failed Synchronization exits 0 under shell-operator, Decision 20; a pass must not).
+	contexts, err := json.Marshal([]any{map[string]any{"binding": hookenv.ScheduleBinding, "type": "Schedule",
+		"snapshots": map[string]any{binding: items}}})
 	if err != nil {
 		return Outcome{}, err
 	}
