@@ -272,7 +272,8 @@ func TestTakeover(t *testing.T) {
 	}
 
 	// This project's profile (PRUNE off: its prune would sweep every test's resources): every CR
-	// Synced under its own CRD, with zero creates and no write but the runbooks' credential group.
+	// Synced under its own CRD, with zero creates and no write but the credential group the
+	// runbooks and the pool gain.
 	// Router flavors stay off: with PRUNE=false the plugin still sweeps owned profiles bound to no
 	// flavor, which may be another test's.
 	values = tkoValues(t, h, "openstack-sync", map[string]bool{"ironicRunbooks": false, "neutronSegmentRanges": false, "neutronSubnetPools": false})
