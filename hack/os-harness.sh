@@ -17,6 +17,18 @@ KS_PORT=${KS_PORT:-5000} NEUTRON_PORT=${NEUTRON_PORT:-9696} IRONIC_PORT=${IRONIC
 CLOUDS_OUT=${CLOUDS_OUT:-$ROOT/srv/clouds.yaml}
 SERVICES=(keystone neutron ironic mariadb)
 in_root() { chroot "$ROOT" "$@"; }
+# daemon starts a service that outlives this script. It gets no descriptor beyond stdio: a lock the
+# caller holds (flock LOCKFILE hack/os-harness.sh up) would otherwise stay held by the services for
+# as long as they run, and everyone waiting on that lock would wait for ever.
+daemon() {
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    in_root sh -c "$1"
+  )
+}
 t0=$(date +%s); phase() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
 wait_http() { for _ in $(seq 1 240); do curl -s -o /dev/null "$1" && return 0; sleep 0.5; done; echo "timeout: $1" >&2; return 1; }
 
@@ -180,7 +192,7 @@ $(authtoken ironic)
 EOC
 
 phase "mariadb"
-in_root sh -c "nohup mariadbd --user=mysql --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock --bind-address=127.0.0.1 --port=$DB_PORT --skip-name-resolve --innodb-buffer-pool-size=64M --performance-schema=OFF >/srv/mariadb.log 2>&1 & echo \$! >/srv/mariadb.pid"
+daemon "nohup mariadbd --user=mysql --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock --bind-address=127.0.0.1 --port=$DB_PORT --skip-name-resolve --innodb-buffer-pool-size=64M --performance-schema=OFF >/srv/mariadb.log 2>&1 & echo \$! >/srv/mariadb.pid"
 for _ in $(seq 1 120); do in_root mariadb-admin --socket=/run/mysqld/mysqld.sock ping >/dev/null 2>&1 && break; sleep 0.5; done
 in_root mariadb --socket=/run/mysqld/mysqld.sock -e "DROP DATABASE IF EXISTS neutron; DROP DATABASE IF EXISTS keystone; CREATE DATABASE neutron; CREATE DATABASE keystone; CREATE USER IF NOT EXISTS 'os'@'127.0.0.1' IDENTIFIED BY 'os'; GRANT ALL ON *.* TO 'os'@'127.0.0.1';"
 
@@ -193,9 +205,9 @@ in_root ironic-dbsync --config-file /srv/ironic/ironic.conf create_schema >"$ROO
 wait $k; wait $n; wait $i
 
 phase "start services"
-in_root sh -c "OS_KEYSTONE_CONFIG_DIR=/srv/keystone nohup keystone-wsgi-public --host 127.0.0.1 --port $KS_PORT >/srv/keystone.log 2>&1 & echo \$! >/srv/keystone.pid"
-in_root sh -c "PYTHONPATH=/srv/neutron/pylib nohup neutron-server --config-file /srv/neutron/neutron.conf >/srv/neutron.log 2>&1 & echo \$! >/srv/neutron.pid"
-in_root sh -c "nohup ironic --config-file /srv/ironic/ironic.conf >/srv/ironic.log 2>&1 & echo \$! >/srv/ironic.pid"
+daemon "OS_KEYSTONE_CONFIG_DIR=/srv/keystone nohup keystone-wsgi-public --host 127.0.0.1 --port $KS_PORT >/srv/keystone.log 2>&1 & echo \$! >/srv/keystone.pid"
+daemon "PYTHONPATH=/srv/neutron/pylib nohup neutron-server --config-file /srv/neutron/neutron.conf >/srv/neutron.log 2>&1 & echo \$! >/srv/neutron.pid"
+daemon "nohup ironic --config-file /srv/ironic/ironic.conf >/srv/ironic.log 2>&1 & echo \$! >/srv/ironic.pid"
 wait_http "http://127.0.0.1:$KS_PORT/v3"
 
 phase "keystone catalog + users"
