@@ -18,13 +18,10 @@ import (
 // for those few requests the flavor lacks that profile, and a run that stops between them leaves
 // the profile unbound but marked, which the next run finds (by the spec's entry) and binds again.
 func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, error) {
-	move, err := compat.MoveOf(req)
+	var spec Spec
+	move, err := compat.ReadRemark(req, &spec)
 	if err != nil {
 		return nil, err
-	}
-	var spec Spec
-	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.Permanent(err)
 	}
 	st := newState(network(ctx), ownershipOf(move.To))
 	if err := st.load(); err != nil {

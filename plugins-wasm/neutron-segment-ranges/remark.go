@@ -13,13 +13,10 @@ import (
 // the other's at every moment. A range already under the target's name is left alone; ranges
 // under both names are a conflict an operator must resolve.
 func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, error) {
-	move, err := compat.MoveOf(req)
+	var spec Spec
+	move, err := compat.ReadRemark(req, &spec)
 	if err != nil {
 		return nil, err
-	}
-	var spec Spec
-	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.Permanent(err)
 	}
 	svc := network(ctx)
 	idx, err := loadIndex(svc)

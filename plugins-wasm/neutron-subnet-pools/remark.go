@@ -13,13 +13,10 @@ import (
 // carries one profile's tag or the other's at every moment, and every other tag is kept. A pool
 // already carrying only the target's tag is left alone; one carrying neither is reported.
 func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, error) {
-	move, err := compat.MoveOf(req)
+	var spec Spec
+	move, err := compat.ReadRemark(req, &spec)
 	if err != nil {
 		return nil, err
-	}
-	var spec Spec
-	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.Permanent(err)
 	}
 	n := newNeutron(ctx)
 	p, err := n.findPool(&spec)

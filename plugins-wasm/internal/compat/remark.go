@@ -24,3 +24,16 @@ func MoveOf(req *pdk.RemarkRequest) (Move, error) {
 	}
 	return Move{From: from, To: to}, nil
 }
+
+// ReadRemark is MoveOf plus the CR's spec decoded into spec; a spec that does not decode is
+// permanent, as in reconcile.
+func ReadRemark(req *pdk.RemarkRequest, spec any) (Move, error) {
+	move, err := MoveOf(req)
+	if err != nil {
+		return Move{}, err
+	}
+	if err := req.DecodeSpec(spec); err != nil {
+		return Move{}, pdk.Permanent(err)
+	}
+	return move, nil
+}
