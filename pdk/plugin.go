@@ -179,20 +179,6 @@ const (
 	PruneScopeGroup PruneScope = "group"
 )
 
-// Grant allows calls to one OpenStack service. A request is allowed when its service equals
-// Service, its method is in Methods and its path matches one of Paths.
-type Grant struct {
-	// Service is the catalog service type, e.g. "network" or "baremetal".
-	Service string `json:"service"`
-	// Methods are upper-case HTTP methods, e.g. "GET", "POST". "*" allows every method.
-	Methods []string `json:"methods"`
-	// Paths are patterns relative to the service endpoint, compared segment by segment: "*"
-	// matches exactly one segment and a final "**" matches any number of trailing segments
-	// (including none). A leading "/" is ignored; the query string is not part of the path.
-	// Example: "v2.0/network_segment_ranges", "v2.0/network_segment_ranges/*".
-	Paths []string `json:"paths"`
-}
-
 // CleanupPolicy is the deletion-safety contract of a plugin for one PRUNE setting.
 type CleanupPolicy string
 

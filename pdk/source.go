@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk/abi"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // SourceRequest is one request to a source outside OpenStack (Context.Source). Source, URL and
@@ -123,31 +124,16 @@ func (s *SourceClient) Call(method, path string, query url.Values, body, out any
 // isSourceName is the host's rule for a source's name (abi.CheckSourceName).
 func isSourceName(s string) bool { return abi.CheckSourceName(s) == nil }
 
-// CheckSourcePath is CheckPath for a source: the path may end with one slash, which Django REST
-// APIs such as Nautobot's need; grants match the path without it.
-func CheckSourcePath(path string) error {
-	trimmed := strings.TrimSuffix(path, "/")
-	if path != "/" && strings.HasSuffix(trimmed, "/") {
-		return fmt.Errorf("the path has an empty segment (a doubled, leading or trailing slash)")
-	}
-	return CheckPath(trimmed)
-}
+// CheckSourcePath is CheckPath for a source (grant.CheckSourcePath): the path may end with one
+// slash, which Django REST APIs such as Nautobot's need; grants match the path without it.
+func CheckSourcePath(path string) error { return grant.CheckSourcePath(path) }
 
 // ExplainSourceRefusal says why the declared sources refuse method on path of source, in the
 // host's words (pdk/testdata/source-rule.json); "" when they allow it.
 func ExplainSourceRefusal(sources []SourceGrant, source, method, path string) string {
-	if err := CheckSourcePath(path); err != nil {
-		return fmt.Sprintf("%s %s %s: unsafe path: %v", method, source, path, err)
-	}
 	gs := make([]Grant, len(sources))
 	for i, s := range sources {
 		gs[i] = Grant{Service: s.Name, Methods: s.Methods, Paths: s.Paths}
 	}
-	why := ExplainRefusal(gs, "the plugin declares", source, method, strings.TrimSuffix(path, "/"))
-	if why == "" {
-		return ""
-	}
-	// The call is named as written (its trailing slash kept), and the rule speaks of a source.
-	_, rule, _ := strings.Cut(why, ": ")
-	return method + " " + source + " " + path + ": " + strings.Replace(rule, " for service ", " for source ", 1)
+	return grant.NewSourceSet(gs).Explain(source, method, path)
 }

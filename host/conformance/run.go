@@ -24,7 +24,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/runcmd"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // refusedLog is the host's log message for a request outside the grants.

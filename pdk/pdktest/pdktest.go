@@ -247,7 +247,7 @@ func (h *Host) OpenStack(req *pdk.Request) (*pdk.Response, error) {
 	if bodyErr != nil {
 		return nil, bodyErr
 	}
-	// The host's rule and words: pdk/testdata/grant-rule.json holds the cases both run.
+	// The host's rule and words (pdk/abi/grant; pdk/testdata/grant-rule.json holds the cases).
 	if err := pdk.CheckPath(req.Path); err != nil {
 		return nil, &pdk.HostError{Kind: "invalid_request", IsPermanent: true,
 			Message: fmt.Sprintf("%s %s %s: unsafe path: %v", req.Method, req.Service, req.Path, err)}

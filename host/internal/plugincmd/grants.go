@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // readGrants reads an operator grant list as the chart writes it into <PREFIX>_GRANTS.

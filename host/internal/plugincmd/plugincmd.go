@@ -15,7 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // Exit codes, as the hook's: 0 done, 1 refused or failed, 2 bad usage.

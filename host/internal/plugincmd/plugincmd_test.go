@@ -16,8 +16,8 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // guest builds one of testdata/guests (cached across runs).

@@ -14,7 +14,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
 	"github.com/openstack-sync/openstack-sync/host/internal/httpretry"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 var methods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true,

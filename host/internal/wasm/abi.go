@@ -13,8 +13,8 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/pdk/abi"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // ABIVersion is the ABI major version this host speaks; a module announces its own with an

@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
-// The PDK's table of grant cases (pdk/testdata/grant-rule.json), read as a data file since the
-// host does not import the PDK: what pdktest allows the host's openstack_request sends, and what
-// it refuses the host refuses with the same kind and words, before any Session sees it.
+// The table of grant cases (pdk/testdata/grant-rule.json) the grant rule (pdk/abi/grant) is tested
+// with: what pdktest allows the host's openstack_request sends, and what it refuses the host
+// refuses with the same kind and words, before any Session sees it.
 func TestServeFollowsTheGrantRuleSharedWithThePDK(t *testing.T) {
 	raw, err := os.ReadFile("../../../pdk/testdata/grant-rule.json")
 	require.NoError(t, err)

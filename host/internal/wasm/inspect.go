@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // Info is what a loaded module declares and is made of: `openstack-sync plugin inspect` prints

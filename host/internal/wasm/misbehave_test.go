@@ -15,8 +15,8 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // Each adversarial guest must produce a clear error naming the plugin and the entry point, leave

@@ -12,9 +12,9 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 	"github.com/openstack-sync/openstack-sync/pdk/abi"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // userSignatures are the host functions of extism:host/user (docs/abi.md).
@@ -109,7 +109,7 @@ func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 		return refuse(abi.KindInvalidRequest, true, "openstack_request: path of %d bytes exceeds the limit of %d bytes",
 			len(req.Path), abi.MaxPathBytes)
 	case grant.CheckPath(req.Path) != nil:
-		// The one path rule, shared with the PDK (pdk/testdata/grant-rule.json); the refusal
+		// The one path rule, the PDK's too (pdk/abi/grant); the refusal
 		// names the segment and why, in the PDK's words.
 		return refuse(abi.KindInvalidRequest, true, "%s", p.grants.Explain(req.Service, req.Method, req.Path))
 	}

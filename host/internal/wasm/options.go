@@ -18,7 +18,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/memo"
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // Defaults for Options' zero values (docs/abi.md, "Limits").

@@ -27,8 +27,8 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // Plugin is a loaded wasm module behind plugin.Plugin. Like every plugin.Plugin it expects one

@@ -13,9 +13,9 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
-	"github.com/openstack-sync/openstack-sync/host/internal/wasm/grant"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 	"github.com/openstack-sync/openstack-sync/pdk/abi"
+	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
 // Sources outside OpenStack (docs/abi.md section 8): the plugin declares each source it reads, by

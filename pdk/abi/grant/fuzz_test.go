@@ -8,7 +8,7 @@ import (
 
 // FuzzMatch checks what a match promises whatever the path: every segment the server will see,
 // once decoded, is one plain segment, and every literal segment of the pattern is matched as
-// written. Run with: go test -fuzz FuzzMatch ./host/internal/wasm/grant/
+// written. Run with: go test -fuzz FuzzMatch ./abi/grant/ in pdk/
 func FuzzMatch(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"v2.0/flavors/*", "v2.0/flavors/abc"},

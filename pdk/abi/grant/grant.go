@@ -1,6 +1,11 @@
-// Package grant decides which OpenStack calls a plugin may make. A plugin declares the grants it
-// needs in its metadata; the operator may narrow them (never widen them); a call is allowed only
-// when both allow it.
+// Package grant is the grant rule: which OpenStack calls (and which requests to sources outside
+// OpenStack) a plugin may make. A plugin declares the grants it needs in its metadata; the
+// operator may narrow them (never widen them); a call is allowed only when both allow it.
+//
+// The host enforces it on every request and the PDK applies it in pdktest and in the refusals it
+// explains; both import this one implementation, so a plugin that passes pdktest is not refused
+// in production and both explain a refusal in the same words (pdk/testdata/grant-rule.json and
+// source-rule.json hold the cases). It imports only the standard library, as package abi does.
 package grant
 
 import (
@@ -13,11 +18,19 @@ import (
 	"strings"
 )
 
-// Grant allows calls to one OpenStack service: a method in Methods on a path matching one of Paths.
+// Grant allows calls to one OpenStack service. A request is allowed when its service equals
+// Service, its method is in Methods and its path matches one of Paths.
 type Grant struct {
-	Service string   `json:"service"`
+	// Service is the catalog service type, e.g. "network" or "baremetal" (for a source grant,
+	// the source's name).
+	Service string `json:"service"`
+	// Methods are upper-case HTTP methods, e.g. "GET", "POST". "*" allows every method.
 	Methods []string `json:"methods"`
-	Paths   []string `json:"paths"`
+	// Paths are patterns relative to the service endpoint, compared segment by segment (Match):
+	// "*" matches exactly one segment and a final "**" matches any number of trailing segments
+	// (including none). A leading "/" is ignored; the query string is not part of the path.
+	// Example: "v2.0/network_segment_ranges", "v2.0/network_segment_ranges/*".
+	Paths []string `json:"paths"`
 }
 
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "*": true}
@@ -102,17 +115,16 @@ func (s Set) Allows(service, method, path string) bool {
 		}
 		path = strings.TrimSuffix(path, "/")
 	}
-	if !anyAllows(s.declared, service, method, path) {
+	if !AnyAllows(s.declared, service, method, path) {
 		return false
 	}
-	return !s.narrowed || anyAllows(s.operator, service, method, path)
+	return !s.narrowed || AnyAllows(s.operator, service, method, path)
 }
 
 // Explain says why a refused call was refused, naming the rule that refused it: the unsafe path
 // (CheckPath), or the service, method or path pattern the plugin's declared grants, or the
-// operator's narrowing, do not allow; "" when the call is allowed. The PDK explains a refusal
-// (pdk.ExplainRefusal) in the same words: pdk/testdata/grant-rule.json holds the cases both
-// modules' tests run.
+// operator's narrowing, do not allow; "" when the call is allowed. pdktest refuses with these
+// words too: pdk/testdata/grant-rule.json holds the cases.
 func (s Set) Explain(service, method, path string) string {
 	noun := "service"
 	if s.source {
@@ -128,6 +140,13 @@ func (s Set) Explain(service, method, path string) string {
 		return explain(s.operator, "the operator allows", noun, service, method, path, s.source)
 	}
 	return ""
+}
+
+// Explain says why the grants gs refuse method on path of service, as Set.Explain does for a
+// plugin's OpenStack grants; whose names the list in the text ("the plugin declares"). "" when gs
+// allow the call.
+func Explain(gs []Grant, whose, service, method, path string) string {
+	return explain(gs, whose, "service", service, method, path, false)
 }
 
 func explain(gs []Grant, whose, noun, service, method, path string, source bool) string {
@@ -182,16 +201,20 @@ func listed(patterns []string) string {
 	return strings.Join(patterns, ", ")
 }
 
-func anyAllows(gs []Grant, service, method, path string) bool {
+// AnyAllows reports whether any grant of gs allows the call.
+func AnyAllows(gs []Grant, service, method, path string) bool {
 	for _, g := range gs {
-		if g.allows(service, method, path) {
+		if g.Allows(service, method, path) {
 			return true
 		}
 	}
 	return false
 }
 
-func (g Grant) allows(service, method, path string) bool {
+// Allows reports whether g permits method on path of service: the service is equal, the method
+// is one of Methods (case-insensitive, "*" for any) and the path is safe (CheckPath) and matches
+// one of Paths (Match).
+func (g Grant) Allows(service, method, path string) bool {
 	return g.Service == service && g.allowsMethod(method) && slices.ContainsFunc(g.Paths, func(p string) bool {
 		return Match(p, path)
 	})
