@@ -6,6 +6,8 @@
 //     and OpenStack only through small interfaces and the plain values of package kubeapi.
 //   - The production binary, host/cmd/openstack-sync, links no test fake or test double: the demo
 //     and the in-process cloud and Kubernetes are in host/cmd/openstack-sync-dev.
+//   - Neither it, the framework nor the sandbox links the benchmark's native runner
+//     (nativeplugin), whose plugins are not contained: only host/cmd/openstack-sync-native does.
 //   - wazero stays in package wasm, gophercloud in package openstack, client-go in package kube;
 //     the module cache and the convergence memo (modulecache, memo) link none of them.
 //   - Of the PDK's module the host links only the shared ABI (pdk/abi: the messages, rules and

@@ -36,6 +36,9 @@ var (
 		module + "host/internal/plugin/plugintest", module + "host/internal/kube/kubetest",
 		module + "host/internal/wasm/wasmtest", "github.com/stretchr/testify",
 	}
+	// unsandboxed is the benchmark's native runner: a plugin it runs is not contained, so only
+	// the native test host (host/cmd/openstack-sync-native) may link it.
+	unsandboxed = []string{module + "host/internal/nativeplugin"}
 )
 
 func TestImportRules(t *testing.T) {
@@ -53,6 +56,8 @@ func TestImportRules(t *testing.T) {
 		{"the framework links no wasm runtime", framework, wazero},
 		{"the framework links no OpenStack SDK", framework, gophercld},
 		{"the production binary links no fake", []string{"host/cmd/openstack-sync"}, fakes},
+		{"the production binary and the framework link no unsandboxed runner",
+			append([]string{"host/cmd/openstack-sync", "host/internal/wasm"}, framework...), unsandboxed},
 		{"the OpenStack connector links no Kubernetes client", []string{"host/internal/openstack"}, kubernetes},
 		{"the wasm host links no OpenStack SDK or Kubernetes client", []string{"host/internal/wasm"}, append(gophercld, kubernetes...)},
 		{"the Kubernetes client links no wasm runtime or OpenStack SDK", []string{"host/internal/kube"}, append(wazero, gophercld...)},

@@ -212,9 +212,7 @@ type nopSession struct{ inner *fakeSession }
 
 func (s *nopSession) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {
 	resp, err := s.inner.Do(ctx, req)
-	s.inner.mu.Lock()
-	s.inner.requests = s.inner.requests[:0]
-	s.inner.mu.Unlock()
+	s.inner.Forget()
 	return resp, err
 }
 

@@ -74,8 +74,8 @@ func (p *Plugin) invoke(ctx context.Context, inst *instance, ci *callInfo, input
 		return nil, &CallError{Plugin: p.name, Entry: entry, Kind: "abi",
 			Detail: "the instance served another credential group (host bug); the call was not run"}
 	}
-	if inst.proc != nil {
-		return p.invokeNative(ctx, inst, ci, input)
+	if inst.ext != nil {
+		return p.invokeExternal(ctx, inst, ci, input)
 	}
 	fn := inst.fns[entry]
 	if fn == nil {

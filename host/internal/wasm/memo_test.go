@@ -2,14 +2,11 @@ package wasm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,155 +14,37 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/memo"
-	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
-// thingCloud is a stateful things API: GET v2.0/things/<name> answers the thing's JSON, POST
-// creates one. Tests change a thing behind the plugin's back to see the memo notice.
-type thingCloud struct {
-	mu     sync.Mutex
-	things map[string]string
-	writes int
-	reads  int
-}
-
-func (c *thingCloud) Do(_ context.Context, req plugin.Request) (*plugin.Response, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	answer := func(status int, body string) *plugin.Response {
-		return &plugin.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)}
-	}
-	switch {
-	case req.Method == "GET" && strings.HasPrefix(req.Path, "v2.0/things/"):
-		c.reads++
-		if t, ok := c.things[strings.TrimPrefix(req.Path, "v2.0/things/")]; ok {
-			return answer(200, t), nil
-		}
-		return answer(404, `{"NeutronError":{"message":"Thing not found"}}`), nil
-	case req.Method == "POST" && req.Path == "v2.0/things":
-		c.writes++
-		var body struct {
-			Thing struct{ Name string } `json:"thing"`
-		}
-		_ = json.Unmarshal(req.Body, &body)
-		c.things[body.Thing.Name] = `{"thing":{"name":"` + body.Thing.Name + `","size":1}}`
-		return answer(201, c.things[body.Thing.Name]), nil
-	}
-	return answer(400, `{"NeutronError":{"message":"unexpected"}}`), nil
-}
-
-func (c *thingCloud) set(name, body string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.things[name] = body
-}
-
-// memoRun is one hook run of the memo mock: a plugin loaded afresh (as each run is a process of
-// its own) over the shared cache directory, one reconcile, Close.
+// memoRun is one hook run of the memo mock (wasmtest.HookRun) under options.
 type memoRun struct {
 	t       *testing.T
 	load    func(o Options) plugin.Plugin
 	options func() (Options, *logBuffer)
 }
 
-// reconcile runs a whole "hook run" of one CR and returns its result, its error and whether the
-// guest did the full reconcile (it logs "full reconcile" only then).
-func (r memoRun) reconcile(cloud *thingCloud, req plugin.ReconcileRequest) (plugin.Result, error, bool) {
-	ctx := context.Background()
-	o, logs := r.options()
-	p := r.load(o)
-	cache, err := p.NewCache(ctx)
-	require.NoError(r.t, err)
-	res, rerr := p.Reconcile(ctx, cloud, cache, req)
-	require.NoError(r.t, cache.Close(ctx))
-	require.NoError(r.t, p.Close(ctx))
-	return res, rerr, strings.Contains(logs.String(), "full reconcile")
+func (r memoRun) reconcile(cloud plugin.Session, req plugin.ReconcileRequest) (plugin.Result, error, bool) {
+	return wasmtest.HookRun(r.t, func() (plugin.Plugin, *logBuffer) {
+		o, logs := r.options()
+		return r.load(o), logs
+	}, cloud, req)
 }
 
-// The convergence memo (docs/abi.md): a CR whose input and evidence a successful, write-free
-// reconcile saw before is answered with that reconcile's result without the guest's full
-// reconcile; anything that differs (evidence, spec, configuration, age) reconciles in full. The
-// same through the module and through the native build, as the benchmark compares them.
+// The convergence memo through the module; host/internal/nativeplugin runs the same scenario
+// through the native build, as the benchmark compares them.
 func TestTheConvergenceMemo(t *testing.T) {
-	builds := map[string]func(t *testing.T) func(o Options) plugin.Plugin{
-		"wasm": func(t *testing.T) func(o Options) plugin.Plugin {
-			path := guest(t, "nativemock")
-			return func(o Options) plugin.Plugin {
-				p, err := Load(context.Background(), path, o)
-				require.NoError(t, err)
-				return p
-			}
-		},
-		"native": func(t *testing.T) func(o Options) plugin.Plugin {
-			if testing.Short() {
-				t.Skip("builds a plugin natively")
-			}
-			exe := buildNative(t, "nativemock")
-			return func(o Options) plugin.Plugin {
-				p, err := LoadNative(context.Background(), exe, o)
-				require.NoError(t, err)
-				return p
-			}
-		},
-	}
-	for name, build := range builds {
-		t.Run(name, func(t *testing.T) {
-			load := build(t)
-			dir := t.TempDir()
-			env := []string{"MOCK_GREETING=hello"}
-			run := memoRun{t: t, load: load, options: func() (Options, *logBuffer) {
-				o, logs := testOptions(t, env...)
-				o.CacheDir, o.Memo = dir, true
-				o.Environ = func() []string { return env }
-				return o, logs
-			}}
-			cloud := &thingCloud{things: map[string]string{}}
-			req := crRequest("a", map[string]any{"action": "memo", "name": "a"})
-
-			_, err, full := run.reconcile(cloud, req)
-			require.NoError(t, err)
-			assert.True(t, full, "nothing recorded yet")
-			assert.Equal(t, 1, cloud.writes, "the thing was created")
-			memoFile := modulecache.Dir(dir).Path(modulecache.Memo, "MOCK")
-			assert.NoFileExists(t, memoFile, "a reconcile that wrote records nothing")
-
-			first, err, full := run.reconcile(cloud, req)
-			require.NoError(t, err)
-			assert.True(t, full, "the first reconcile of the steady state is full")
-			assert.FileExists(t, memoFile, "and, free of writes, recorded")
-
-			again, err, full := run.reconcile(cloud, req)
-			require.NoError(t, err)
-			assert.False(t, full, "same input, same evidence: the recorded result")
-			assert.Equal(t, first, again, "the recorded result is the full reconcile's")
-
-			cloud.set("a", `{"thing":{"name":"a","size":2}}`)
-			changed, err, full := run.reconcile(cloud, req)
-			require.NoError(t, err)
-			assert.True(t, full, "the evidence changed: a full reconcile")
-			assert.Contains(t, changed.Notes[0], `"size":2`)
-			_, _, full = run.reconcile(cloud, req)
-			assert.False(t, full, "and the new state is recorded")
-
-			req.Object.Generation = new(int64(4))
-			_, _, full = run.reconcile(cloud, req)
-			assert.True(t, full, "the input changed (a new generation)")
-
-			env = []string{"MOCK_GREETING=bonjour"}
-			_, _, full = run.reconcile(cloud, req)
-			assert.True(t, full, "the plugin's configuration changed")
-			_, _, full = run.reconcile(cloud, req)
-			assert.False(t, full)
-
-			other := crRequest("b", map[string]any{"action": "memo", "name": "a"})
-			_, _, full = run.reconcile(cloud, other)
-			assert.True(t, full, "records are per CR (UID)")
-
-			assert.Equal(t, 1, cloud.writes, "no reconcile after the create wrote anything")
-			assert.Equal(t, 9, cloud.reads, "each of the nine runs reads the evidence once")
-		})
-	}
+	path := guest(t, "nativemock")
+	dir := t.TempDir()
+	wasmtest.ConvergenceMemo(t, dir, func(env []string) (plugin.Plugin, *logBuffer) {
+		o, logs := testOptions(t, env...)
+		o.CacheDir, o.Memo = dir, true
+		o.Environ = func() []string { return env }
+		p, err := Load(context.Background(), path, o)
+		require.NoError(t, err)
+		return p, logs
+	})
 }
 
 // A record older than the maximum age is not used: the age bounds how long evidence a plugin
@@ -183,7 +62,7 @@ func TestTheMemoAgesAndTurnsOff(t *testing.T) {
 		o.Now = func() time.Time { return clock }
 		return o, logs
 	}}
-	cloud := &thingCloud{things: map[string]string{"a": `{"thing":{"name":"a"}}`}}
+	cloud := wasmtest.NewThingCloud(map[string]string{"a": `{"thing":{"name":"a"}}`})
 	req := crRequest("a", map[string]any{"action": "memo", "name": "a"})
 
 	_, _, full := run.reconcile(cloud, req)
@@ -223,7 +102,7 @@ func TestTheMemoRefusesMisuse(t *testing.T) {
 	cache, err := p.NewCache(ctx)
 	require.NoError(t, err)
 	defer cache.Close(ctx)
-	cloud := &thingCloud{things: map[string]string{}}
+	cloud := wasmtest.NewThingCloud(map[string]string{})
 
 	_, err = p.Reconcile(ctx, cloud, cache, crRequest("a", map[string]any{"action": "memo-lie"}))
 	require.Error(t, err)

@@ -148,7 +148,7 @@ func TestLoadTakesTheMetadataFromTheRecord(t *testing.T) {
 	_, err := p.Reconcile(ctx, session, nil, crRequest("a", map[string]any{"action": "requests", "count": 1}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the cached metadata record differs from the module's own metadata")
-	assert.Empty(t, session.requests, "no request went out")
+	assert.Empty(t, session.Requests(), "no request went out")
 	assert.Contains(t, logs.String(), "the cached metadata record differs from the module's own answer")
 	record, err := recordFile(o.CacheDir, path)
 	require.NoError(t, err)

@@ -59,8 +59,9 @@ type Plugin struct {
 	logLevel int32
 	// metadataJSON is what the guest's metadata entry returned, for the metadata record.
 	metadataJSON []byte
-	// native is the executable of a native build of the plugin (LoadNative), else "".
-	native string
+	// external runs the plugin's instances outside the sandbox (LoadExternal, benchmarks
+	// only), else nil.
+	external External
 	// memo is the convergence memo's records (memo.go); nil when it is off.
 	memo *memoStore
 	// data is what each instance's memory starts with that the module no longer carries
@@ -424,8 +425,8 @@ func (m *metadataMessage) metadata() plugin.Metadata {
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
-	if p.native != "" {
-		return p.newNativeInstance()
+	if p.external != nil {
+		return p.newExternalInstance(ctx)
 	}
 	id := p.nextID.Add(1)
 	out := &boundedBuffer{max: outputCaptureBytes}

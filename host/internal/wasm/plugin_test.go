@@ -84,7 +84,7 @@ func TestPermanentSessionErrorMakesTheCallPermanent(t *testing.T) {
 	ctx := context.Background()
 	o, _ := testOptions(t)
 	p := loadTest(t, guest(t, "pdkmock"), o)
-	s := &fakeSession{fail: plugin.Permanent(errors.New("Keystone refused the password for cloud \"prod\""))}
+	s := &fakeSession{Fail: plugin.Permanent(errors.New("Keystone refused the password for cloud \"prod\""))}
 
 	err := p.WaitForAPI(ctx, s)
 	require.Error(t, err)
@@ -96,7 +96,7 @@ func TestPermanentSessionErrorMakesTheCallPermanent(t *testing.T) {
 	assert.True(t, plugin.IsPermanent(err))
 	assert.Contains(t, err.Error(), "Keystone refused the password")
 
-	s.fail = errors.New("connection refused")
+	s.Fail = errors.New("connection refused")
 	err = p.WaitForAPI(ctx, s)
 	require.Error(t, err)
 	assert.False(t, plugin.IsPermanent(err), "a transient outage stays retryable")

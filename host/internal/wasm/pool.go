@@ -34,13 +34,13 @@ type instance struct {
 	// for a session the host cannot tell apart; expect, when set, is the group the next call
 	// with a session must be of (admits).
 	group, expect any
-	// proc is set instead of mod for a native build of a plugin (native.go, benchmarks only).
-	proc *nativeProc
+	// ext is set instead of mod for an External (external.go, benchmarks only).
+	ext ExternalInstance
 }
 
 func (i *instance) close(ctx context.Context) {
-	if i.proc != nil {
-		i.proc.close()
+	if i.ext != nil {
+		i.ext.Close()
 		return
 	}
 	i.mod.Close(ctx)

@@ -91,7 +91,7 @@ func TestAKeptInstanceNeverServesAnotherGroup(t *testing.T) {
 	require.Equal(t, kept, cache.(*groupCache).inst.id)
 	_, err = p.Reconcile(ctx, b, cache, crRequest("x", map[string]any{"name": "x"}))
 	require.ErrorContains(t, err, "the instance served another credential group")
-	assert.Empty(t, b.requests, "no call of group B ran on group A's instance")
+	assert.Empty(t, b.Requests(), "no call of group B ran on group A's instance")
 	_, err = p.Reconcile(ctx, b, cache, crRequest("x", map[string]any{"name": "x"}))
 	require.NoError(t, err, "the group goes on on a fresh instance")
 	assert.NotEqual(t, kept, cache.(*groupCache).inst.id)
@@ -117,14 +117,14 @@ func TestPermanentSessionErrorOverridesTheGuestsAnswer(t *testing.T) {
 	o, _ := testOptions(t)
 	p := loadTest(t, guest(t, "pdkmock"), o)
 	refused := errors.New(`Keystone refused the password for cloud "prod"`)
-	s := &fakeSession{fail: plugin.Permanent(refused)}
+	s := &fakeSession{Fail: plugin.Permanent(refused)}
 	for _, action := range []string{"swallow", "downgrade"} {
 		_, err := p.Reconcile(ctx, s, nil, crRequest("a", map[string]any{"action": action}))
 		require.Error(t, err, "%s: a guest that ignores the refusal still fails", action)
 		assert.True(t, plugin.IsPermanent(err), "%s: %v", action, err)
 		assert.Contains(t, err.Error(), refused.Error(), action)
 	}
-	s.fail = errors.New("connection refused")
+	s.Fail = errors.New("connection refused")
 	_, err := p.Reconcile(ctx, s, nil, crRequest("a", map[string]any{"action": "swallow"}))
 	assert.NoError(t, err, "a transient error is the guest's to handle")
 }
