@@ -1,16 +1,21 @@
 // Package modulecache owns every file the host keeps about a plugin module between hook runs,
-// beside wazero's compiled code in the compilation cache directory: the module's metadata
-// record, its shaped bytes and lifted data, the convergence memo and the overrun marker
+// beside wazero's compiled code in the compilation cache directory, and each one's format: the
+// module's metadata record (record.go), its shaped bytes and lifted data (shaped.go, data.go),
+// the convergence memo (its body is package memo's) and the overrun marker (overrun.go)
 // (docs/operating.md, "What persists between runs").
 //
-// Every file has one format and one integrity scheme: a header naming the file's kind, the
+// Every file has one container and one integrity scheme: a header naming the file's kind, the
 // kind's version and the sha256 of the module the file was made from (the module the operator
 // pins), the body, and a CRC-32C over header and body. A file is trusted only after all of that
 // was checked against the module being loaded: a file of another module (copied under this
 // module's name, or left by an older version), of another kind or version, or damaged, is an
 // error (ErrForeign, ErrDamaged) that the caller answers by ignoring the file and making it again,
-// never by using it. Files are written whole under a temporary name and renamed, so a concurrent
-// reader (another hook run on the node) sees the old file or the new one, never half of either.
+// never by using it. A body that passes that check is still checked for what it must be before
+// anything acts on it (a data file's segments inside the memory, Lifted.Check); what only the
+// runtime can tell (a shaped module that does not compile, a record that is not the module's own
+// answer) the loader refuses and makes again. Files are written whole under a temporary name and
+// renamed, so a concurrent reader (another hook run on the node) sees the old file or the new
+// one, never half of either.
 //
 // Trust: the scheme catches damage, mix-ups and stale files, not a forger. The directory is the
 // hook's own (in the chart, an emptyDir of the pod that only the hook container writes); anyone
@@ -18,7 +23,8 @@
 // host runs natively, so a keyed checksum here would protect nothing. The host adds one fence
 // that does not rest on the directory: the metadata record, which carries the plugin's grants,
 // is compared with the module's own answer before the plugin's first OpenStack request
-// (host/internal/wasm).
+// (host/internal/wasm). The package trusts nothing it reads and links no wasm runtime, OpenStack
+// SDK or Kubernetes client (host/internal/layering).
 package modulecache
 
 import (

@@ -68,7 +68,7 @@ func Inspect(ctx context.Context, path string, o Options) (Info, error) {
 }
 
 // InspectRecorded is Inspect without running guest code when it can be: when the module's
-// metadata record exists (metadata.go; any earlier load through the same cache wrote it), the
+// metadata record exists (modulecache.ReadRecord; any earlier load through the same cache wrote it), the
 // metadata is read from the record and the module is only compiled (through the compilation
 // cache) and checked, never instantiated. Without a record it is Inspect, which writes one.
 // recorded says which path was taken. Operator settings (Options.Grants, a digest pin) are not

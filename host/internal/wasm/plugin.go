@@ -66,7 +66,7 @@ type Plugin struct {
 	memo *memoStore
 	// data is what each instance's memory starts with that the module no longer carries
 	// (liftable); the zero value when the module kept its data section.
-	data liftedData
+	data modulecache.Lifted
 	// digest is the module's sha256 (sha256 in hex).
 	digest modulecache.Digest
 	// unverified is set while the metadata taken from the module's record has not yet been
@@ -116,8 +116,8 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 		log := o.Logger.With("plugin", pluginName(path))
 		log.Warn("ignoring the cached files of the module: they are not what it makes; loading it afresh",
 			"error", cached.err.Error())
-		forgetShaped(cached.cache, digest)
-		cached.cache.Forget(modulecache.Record, digest.String())
+		cached.cache.ForgetShaped(digest)
+		cached.cache.ForgetRecord(digest)
 		p, err = loadDigest(ctx, path, o, digest, int(size), digestChecked, false)
 	}
 	return p, err
@@ -158,7 +158,7 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 			o.KnownMetadata(meta)
 		}
 	}
-	// A module this node loaded before was shaped then (shaped.go): its shaped bytes are mapped
+	// A module this node loaded before was shaped then (modulecache.MapShaped): its shaped bytes are mapped
 	// from the cache, and kept mapped only until the compile has read them.
 	var sh shape
 	var releaseShaped func()
@@ -193,7 +193,7 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 			return nil, err
 		}
 		if sh.data != nil {
-			p.data = liftedData{bytes: sh.data}
+			p.data = modulecache.HeapData(sh.data)
 		}
 	}
 	checks := p.terminationChecks(cache, digest)
@@ -234,7 +234,7 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 		if mem, ok := p.compiled.ExportedMemories()["memory"]; !ok {
 			err = errors.New("no memory for the lifted data")
 		} else {
-			err = p.data.check(mem.Min())
+			err = p.data.Check(mem.Min())
 		}
 		if err != nil {
 			p.Close(ctx)
@@ -272,9 +272,9 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 	if record == nil {
 		p.writeRecord(cache, digest)
 	}
-	if !cachedShape && p.cache != nil && p.writeShaped(cache, digest, sh) && !p.data.none() {
+	if !cachedShape && p.cache != nil && p.writeShaped(cache, digest, sh) && !p.data.None() {
 		// Read from the file by each instance, like every later run: not held on the heap.
-		p.data = liftedData{cache: cache, digest: digest}
+		p.data = cache.Lifted(digest)
 	}
 	sh = shape{}
 	p.memo = p.newMemo(cache)
@@ -363,7 +363,7 @@ func lookupOr(lookup func(string) (string, bool), name string) string {
 }
 
 // parseMetadata decodes and checks a metadata document, whether it comes from the guest or from
-// its record (metadata.go): the same rules either way.
+// its record (cached.go): the same rules either way.
 func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	var m metadataMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -499,10 +499,10 @@ func (p *Plugin) verifyRecord(ctx context.Context, inst *instance) error {
 	}
 	if !bytes.Equal(out, p.metadataJSON) {
 		cache := modulecache.Dir(p.opts.cacheDir())
-		cache.Forget(modulecache.Record, p.sha256)
-		forgetShaped(cache, p.digest)
+		cache.ForgetRecord(p.digest)
+		cache.ForgetShaped(p.digest)
 		p.log.Error("the cached metadata record differs from the module's own answer; it was removed, and no call runs "+
-			"until the next run reads the module's answer", "file", cache.Path(modulecache.Record, p.sha256))
+			"until the next run reads the module's answer", "file", cache.RecordPath(p.digest))
 		return &LoadError{Path: p.path, Reason: "the cached metadata record differs from the module's own metadata; " +
 			"it was removed, and the next run loads the module afresh"}
 	}
@@ -515,18 +515,18 @@ func (p *Plugin) verifyRecord(ctx context.Context, inst *instance) error {
 // code 0 being no failure), so that a module reads the same memory and fails the same way
 // whether or not its data was lifted (liftable).
 func (p *Plugin) startInstance(ctx context.Context, mod api.Module) (api.Module, error) {
-	if err := p.data.apply(mod.Memory()); err != nil {
+	if err := p.data.Apply(mod.Memory()); err != nil {
 		_ = mod.Close(ctx)
 		what := "damaged"
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			what = "missing"
-		case !errors.Is(err, errDataDamaged):
+		case !errors.Is(err, modulecache.ErrDamaged):
 			return nil, &LoadError{Path: p.path, Reason: "cannot start an instance", Err: err}
 		}
 		// Removed with the shaped module, so that the next run shapes the module again.
-		forgetShaped(p.data.cache, p.data.digest)
-		return nil, &LoadError{Path: p.path, Reason: fmt.Sprintf("cannot start an instance: the cached data of the module (%s) is %s; the next run shapes the module again", p.data.path(), what)}
+		p.data.Forget()
+		return nil, &LoadError{Path: p.path, Reason: fmt.Sprintf("cannot start an instance: the cached data of the module (%s) is %s; the next run shapes the module again", p.data.Path(), what)}
 	}
 	start := mod.ExportedFunction("_initialize")
 	if start == nil {

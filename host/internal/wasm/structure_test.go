@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
@@ -210,7 +211,7 @@ func memoryAfterStart(t *testing.T, sh shape) []byte {
 	defer r.Close(ctx)
 	mod, err := r.InstantiateWithConfig(ctx, sh.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	require.NoError(t, err)
-	require.NoError(t, liftedData{bytes: sh.data}.apply(mod.Memory()))
+	require.NoError(t, modulecache.HeapData(sh.data).Apply(mod.Memory()))
 	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
 	require.True(t, ok)
 	return slices.Clone(mem)

@@ -2,7 +2,6 @@ package wasm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -51,20 +50,9 @@ func (p *Plugin) watchEnd(id uint64, ok bool) {
 	}
 }
 
-// The overrun marker (modulecache.Overrun): when a watched module overran a deadline (the
-// supervisor killed the hook process), later runs of the same module bytes keep the termination
-// checks on, so a plugin that loops once is stopped at its deadline in-process from then on
-// instead of costing a killed process and a second pass every run. Tied to the module's digest, a
-// new version of the plugin starts without it; deleting the file does too.
-
-// Overrun is what the marker records, for the operator who finds it.
-type Overrun struct {
-	Plugin  string    `json:"plugin"`
-	Entry   string    `json:"entry"`
-	Object  string    `json:"object,omitempty"`
-	Timeout string    `json:"timeout"`
-	Time    time.Time `json:"time"`
-}
+// Overrun is what an overrun marker records (modulecache.OverrunMarker: a watched module that
+// overran a deadline keeps the termination checks on in later runs).
+type Overrun = modulecache.OverrunMarker
 
 // MarkOverrun records that the module at path overran a deadline, in the compilation cache
 // directory opts name (as Load resolves it), and returns the marker's path.
@@ -78,15 +66,11 @@ func MarkOverrun(path string, opts Options, o Overrun) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(o)
+	marker, err := modulecache.Dir(dir).MarkOverrun(digest, o)
 	if err != nil {
-		return "", err
-	}
-	cache := modulecache.Dir(dir)
-	if err := cache.Write(modulecache.Overrun, digest.String(), digest, append(b, '\n')); err != nil {
 		return "", fmt.Errorf("writing the overrun marker: %w", err)
 	}
-	return cache.Path(modulecache.Overrun, digest.String()), nil
+	return marker, nil
 }
 
 // terminationChecks decides whether the module is compiled with wazero's termination checks:
@@ -102,17 +86,16 @@ func (p *Plugin) terminationChecks(cache modulecache.Dir, digest modulecache.Dig
 	if cache == "" {
 		return false
 	}
-	marker := cache.Path(modulecache.Overrun, digest.String())
-	switch _, err := cache.Read(modulecache.Overrun, digest.String(), digest); {
-	case err == nil:
+	marker := cache.OverrunPath(digest)
+	switch overran, err := cache.Overran(digest); {
+	case overran && err == nil:
 		p.log.Info("termination checks on for this module: it overran a call deadline before; delete the marker "+
 			"or change the module to run it without them", "marker", marker)
 		return true
-	case modulecache.IsMissing(err):
+	case !overran:
 		return false
 	default:
-		// A marker that cannot be trusted still says the module may loop: the checks cost CPU,
-		// a loop without them a killed process.
+		// A marker that cannot be trusted still says the module may loop (modulecache.Overran).
 		p.log.Warn("termination checks on for this module: its overrun marker cannot be read or checked", "marker", marker,
 			"error", err.Error())
 		return true

@@ -1,39 +1,62 @@
 package wasm
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 )
 
-// The metadata record lets `hook --config` answer without compiling or instantiating the module
-// (shell-operator runs --config for every hook at start-up, and compiling even from the cache
-// costs ~60 ms and ~60 MiB), and a hook run skip the instance it would start only to ask. Every
-// Load that reads the metadata from the sandboxed guest keeps the guest's own answer as the
-// module's record (modulecache.Record: tied to the module's digest, so a record can only ever
-// describe the exact bytes it was read from, and a record of another module, or a damaged one,
-// is refused and written anew). A missing or refused record falls back to a full Load, which
-// writes it. The record is checked with the same rules as the guest's answer, and a hook run that
-// took its metadata from the record compares it with the guest's own answer on the first instance
-// it starts, before any call of the plugin (verifyRecord): the grants in force are the module's,
-// whatever the cache directory holds.
+// What the loader does with the files modulecache keeps about a module (the formats, their
+// integrity check and the trust statement are modulecache's): which to use, what to log when one
+// is refused, and when to write them. A file refused by the check is removed and made again by
+// this load; one that passes the check but is not what this module makes (errCachedShape) makes
+// load start over from the module's own bytes; the metadata record is checked with the rules of
+// the guest's answer and compared with it before the plugin's first call (verifyRecord).
 
-// writeRecord stores the guest's metadata answer next to the compilation cache. Failing to write
-// costs the next --config a compile, never correctness, so it is only logged.
+// writeRecord stores the guest's metadata answer as the module's record. Failing to write costs
+// the next --config a compile, never correctness, so it is only logged.
 func (p *Plugin) writeRecord(cache modulecache.Dir, digest modulecache.Digest) {
 	if cache == "" || len(p.metadataJSON) == 0 {
 		return
 	}
-	if old, err := cache.Read(modulecache.Record, digest.String(), digest); err == nil && bytes.Equal(old, p.metadataJSON) {
-		return
-	}
-	if err := cache.Write(modulecache.Record, digest.String(), digest, p.metadataJSON); err != nil {
+	if err := cache.WriteRecord(digest, p.metadataJSON); err != nil {
 		p.log.Warn("cannot write the plugin's metadata record; --config will compile the module", "error", err.Error())
 	}
+}
+
+// readShaped maps the module's shaped bytes and names its lifted data when both are cached and
+// pass the check; nil otherwise (a refused pair is removed by modulecache). release unmaps the
+// bytes; they must not be used after, and only inside modulecache.Reading. The data file is
+// checked once the module is compiled (Lifted.Check) and never read into the process.
+func (p *Plugin) readShaped(cache modulecache.Dir, digest modulecache.Digest) (shaped []byte, data modulecache.Lifted, release func()) {
+	b, data, release, err := cache.MapShaped(digest)
+	switch {
+	case err == nil:
+		return b, data, release
+	case modulecache.IsMissing(err):
+	case modulecache.IsUntrusted(err):
+		p.log.Warn("ignoring a cached shaped module that is not this module's or is damaged; shaping the module",
+			"file", cache.Path(modulecache.Shaped, digest.String()), "error", err.Error())
+	default:
+		p.log.Warn("cannot read the cached shaped module; shaping the module", "error", err.Error())
+	}
+	return nil, modulecache.Lifted{}, nil
+}
+
+// writeShaped caches the module's shaped bytes and its lifted data. Failing costs the next run
+// the shaping, never correctness, so it is only logged. It reports whether the data file is in
+// place.
+func (p *Plugin) writeShaped(cache modulecache.Dir, digest modulecache.Digest, sh shape) bool {
+	if cache == "" {
+		return false
+	}
+	if err := cache.WriteShaped(digest, sh.module, sh.data); err != nil {
+		p.log.Warn("cannot cache the shaped module; the next run shapes it again", "error", err.Error())
+		return false
+	}
+	return true
 }
 
 // recordedMetadata returns the module's record, raw and decoded, when there is one that passes
@@ -51,8 +74,8 @@ func (p *Plugin) recordedMetadata(cache modulecache.Dir, digest modulecache.Dige
 	case modulecache.IsMissing(err):
 	case modulecache.IsUntrusted(err):
 		p.log.Warn("ignoring a metadata record that is not this module's or is damaged; loading the module",
-			"file", cache.Path(modulecache.Record, digest.String()), "error", err.Error())
-		cache.Forget(modulecache.Record, digest.String())
+			"file", cache.RecordPath(digest), "error", err.Error())
+		cache.ForgetRecord(digest)
 	default:
 		var invalid *LoadError
 		if errors.As(err, &invalid) {
@@ -66,10 +89,7 @@ func (p *Plugin) recordedMetadata(cache modulecache.Dir, digest modulecache.Dige
 
 // readRecord reads and checks the module's record.
 func readRecord(path string, cache modulecache.Dir, digest modulecache.Digest) ([]byte, *metadataMessage, error) {
-	if cache == "" {
-		return nil, nil, fs.ErrNotExist
-	}
-	raw, err := cache.Read(modulecache.Record, digest.String(), digest)
+	raw, err := cache.ReadRecord(digest)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -139,5 +159,5 @@ func recordFile(cacheDir, modulePath string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return modulecache.Dir(cacheDir).Path(modulecache.Record, digest.String()), nil
+	return modulecache.Dir(cacheDir).RecordPath(digest), nil
 }
