@@ -1,6 +1,7 @@
 package memo
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -171,7 +172,13 @@ func TestTheMemoStaysWithinItsMemoryBound(t *testing.T) {
 		t.Skip("starts a process per case")
 	}
 	run := func(size, n int, limit int64) int64 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		// A memo past its bound leaves the child's collector spinning at GOMEMLIMIT for ever; the
+		// deadline turns that into this test's failure, not a go test timeout that orphans the
+		// child (a mutation run once left one spinning for an hour). Healthy children take seconds.
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.WaitDelay = 5 * time.Second
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%d", memoChildEnv, t.TempDir(), size, n))
 		if limit > 0 {
 			// As the chart runs the hook (GOMEMLIMIT, charts/…/_helpers.tpl): what is measured is
@@ -180,6 +187,7 @@ func TestTheMemoStaysWithinItsMemoryBound(t *testing.T) {
 			cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dB", limit))
 		}
 		out, err := cmd.CombinedOutput()
+		require.NoError(t, ctx.Err(), "%d records of %d bytes: the child did not finish (a memo past its bound?)", n, size)
 		require.NoError(t, err, "%s", out)
 		return peakrss.Of(cmd, string(out))
 	}
