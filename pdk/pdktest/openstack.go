@@ -14,7 +14,8 @@ import (
 // OpenStack is a stateful fake OpenStack for unit tests: every collection the embedded cloud of
 // `openstack-sync run --embedded-cloud` and the conformance kit knows (Keystone projects,
 // domains, groups and roles; Neutron address scopes, address groups, security groups and
-// networks), with the same rules, read from the real services and held to them by the host's
+// networks; Ironic runbooks and deploy templates, with microversions and JSON Patch), with the
+// same rules, read from the real services and held to them by the host's
 // contract suite: which fields a create and an update accept or require, which are read-only or
 // fixed at creation, the update verb, tags, name limits, uniqueness, the order of lists and tags,
 // and the services' error codes and texts. Use its Handle as Options.Handler:
@@ -37,6 +38,9 @@ const (
 	Admin Role = iota
 	// Member is a member of the demo project.
 	Member
+	// System is the admin with a system-scoped token, which Ironic's deploy templates and public
+	// runbooks need.
+	System
 )
 
 // The ids of the projects a fake OpenStack starts with (admin, service and demo, as the real
@@ -57,8 +61,11 @@ func NewOpenStack(role Role) *OpenStack {
 		},
 	})
 	c := osapi.Caller{ProjectID: AdminProjectID, Admin: true}
-	if role == Member {
+	switch role {
+	case Member:
 		c = osapi.Caller{ProjectID: DemoProjectID}
+	case System:
+		c = osapi.Caller{Admin: true, System: true}
 	}
 	return &OpenStack{store: s, caller: c}
 }
@@ -73,8 +80,21 @@ func (o *OpenStack) Handle(req *pdk.Request) (*pdk.Response, error) {
 	if q == nil {
 		q = url.Values{}
 	}
+	mv := req.Microversion
+	if req.Service == osapi.Baremetal {
+		// Ironic's negotiation: none is 1.1, latest the newest, beyond it 406.
+		if mv == "latest" {
+			mv = osapi.IronicVersion
+		}
+		if !osapi.IronicAccepts(mv) {
+			inner, _ := json.Marshal(map[string]any{"code": 406, "title": "Not Acceptable", "description": fmt.Sprintf(
+				"Version %s was requested but the minor version is not supported by this service. The supported version range is: [1.1, %s].",
+				mv, osapi.IronicVersion)})
+			return JSON(406, map[string]any{"error_message": string(inner)}), nil
+		}
+	}
 	resp, ok := o.store.Serve(osapi.Request{Service: req.Service, Method: req.Method, Path: req.Path, Query: q,
-		Body: body, Caller: o.caller})
+		Body: body, Microversion: mv, Caller: o.caller})
 	if !ok {
 		return JSON(404, map[string]any{"error": map[string]any{"code": 404, "title": "Not Found",
 			"message": fmt.Sprintf("pdktest.OpenStack knows no collection at %s %s; it knows %s", req.Service, req.Path,

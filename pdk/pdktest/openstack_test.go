@@ -61,7 +61,7 @@ func TestOpenStackKnowsTheRealRules(t *testing.T) {
 	assert.NotEmpty(t, made["id"], "Add fills what the service fills")
 
 	err = net.Get("v2.0/widgets", nil, nil)
-	assert.ErrorContains(t, err, "pdktest.OpenStack knows no collection at network v2.0/widgets; it knows identity:domains")
+	assert.ErrorContains(t, err, "pdktest.OpenStack knows no collection at network v2.0/widgets; it knows baremetal:deploy-templates, baremetal:runbooks, identity:domains")
 }
 
 func TestOpenStackAsMember(t *testing.T) {

@@ -26,12 +26,8 @@
 //     physical_network, project_id and shared are read-only (400); vlan needs physical_network
 //     (400), gre/flat are unsupported (400); overlapping ranges of one type are 409.
 //   - Ironic: microversion from X-OpenStack-Ironic-API-Version or OpenStack-API-Version (absent →
-//     1.1, "latest" → max); above max or malformed → 406; runbooks need 1.92 (404 below); runbook
-//     names must be CUSTOM_* traits before 1.112, where a description is accepted and dropped;
-//     description and the traits sub-resource need 1.112; only extra, name, steps, description,
-//     public and owner can be patched (not disable_ramdisk); a project admin's runbooks are owned
-//     by its project and cannot be made public (a system-scoped admin can); another project's
-//     runbook is 403; marker pagination with a `next` link on every full page.
+//     1.1, "latest" → max); above max or malformed → 406. Its collections (runbooks, deploy
+//     templates) are osapi's, served with the negotiated microversion.
 package fakecloud
 
 import (
@@ -119,7 +115,6 @@ type Cloud struct {
 	profiles []*ServiceProfile
 	routers  []*routerRec
 	ranges   []*rangeRec
-	runbooks []*runbookRec
 	pools    []*subnetPoolRec
 	// collections are the authors' own (AddCollection).
 	collections []*collection
@@ -479,10 +474,12 @@ func pathSegments(path, prefix string) ([]string, bool) {
 }
 
 // serveKnown answers a request under a collection osapi knows; false when the path is not one.
-func (c *Cloud) serveKnown(service string, w http.ResponseWriter, r *http.Request, t *token) bool {
+// microversion is the Ironic microversion negotiated ("" elsewhere).
+func (c *Cloud) serveKnown(service string, w http.ResponseWriter, r *http.Request, t *token, microversion string) bool {
 	body, _ := io.ReadAll(r.Body)
 	resp, ok := c.known.Serve(osapi.Request{Service: service, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
-		RawQuery: r.URL.RawQuery, Body: body, Caller: osapi.Caller{ProjectID: t.projectID, Admin: t.isAdmin(), System: t.system}})
+		RawQuery: r.URL.RawQuery, Body: body, Microversion: microversion,
+		Caller: osapi.Caller{ProjectID: t.projectID, Admin: t.isAdmin(), System: t.system}})
 	if !ok {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		return false

@@ -38,7 +38,7 @@ func TestParseCollection(t *testing.T) {
 		{"identity:projects", Collection{}, true, ""},
 		{"network:address-scopes", Collection{}, true, ""},
 		{"network:v2.0/address-scopes:address_scope:notags", Collection{}, true, ""},
-		{"identity:widgets", Collection{}, false, `"identity:widgets" is not one the embedded cloud knows (identity:domains, identity:groups`},
+		{"identity:widgets", Collection{}, false, `"identity:widgets" is not one the embedded cloud knows (baremetal:deploy-templates, baremetal:runbooks, identity:domains, identity:groups`},
 		{"network:/v2.0/qos/policies:policy", Collection{}, false, "want v2.0/<name>"},
 		{"network:v2.0/things:thing", Collection{Path: "v2.0/things", Key: "thing", Tags: true}, false, ""},
 		{"network:v2.0/things:thing:tags", Collection{Path: "v2.0/things", Key: "thing", Tags: true}, false, ""},

@@ -25,7 +25,7 @@ func (c *Cloud) serveKeystone(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 		}
 	default:
-		if t := c.authenticate(w, r); t == nil || c.serveKnown(Identity, w, r, t) {
+		if t := c.authenticate(w, r); t == nil || c.serveKnown(Identity, w, r, t, "") {
 			return
 		}
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{

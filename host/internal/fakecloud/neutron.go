@@ -76,7 +76,7 @@ func (c *Cloud) serveNeutron(w http.ResponseWriter, r *http.Request) {
 	case seg[0] == "subnetpools" && len(seg) <= 3:
 		c.neutronSubnetPools(w, r, t, seg[1:])
 	case c.scopeInUse(w, r, seg):
-	case c.serveKnown(Network, w, r, t):
+	case c.serveKnown(Network, w, r, t, ""):
 	case c.serveCollection(w, r, t, seg):
 	default:
 		neutronError(w, http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// snapshotVersion changes when the snapshot's shape does.
-const snapshotVersion = 1
+// snapshotVersion changes when the snapshot's shape does (2: runbooks moved into Known).
+const snapshotVersion = 2
 
 // snapshot is everything a cloud holds that a later cloud must hold again for a plugin to carry
 // on (`openstack-sync-dev run --state`): the projects' ids, every resource and the generic
@@ -19,7 +19,6 @@ type snapshot struct {
 	Profiles    []*ServiceProfile `json:"service_profiles,omitempty"`
 	Routers     []*routerRec      `json:"routers,omitempty"`
 	Ranges      []*rangeRec       `json:"segment_ranges,omitempty"`
-	Runbooks    []*runbookRec     `json:"runbooks,omitempty"`
 	Pools       []*subnetPoolRec  `json:"subnet_pools,omitempty"`
 	Collections []savedCollection `json:"collections,omitempty"`
 	// Known are the collections osapi knows (Keystone projects, Neutron networks, ...).
@@ -40,7 +39,7 @@ func (c *Cloud) Save() ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := snapshot{Version: snapshotVersion, Projects: c.projects, Flavors: c.flavors, Profiles: c.profiles,
-		Routers: c.routers, Ranges: c.ranges, Runbooks: c.runbooks, Pools: c.pools, Known: known}
+		Routers: c.routers, Ranges: c.ranges, Pools: c.pools, Known: known}
 	for _, col := range c.collections {
 		s.Collections = append(s.Collections, savedCollection{Collection: col.Collection, Objects: col.objects})
 	}
@@ -67,7 +66,7 @@ func (c *Cloud) Restore(b []byte) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.projects, c.flavors, c.profiles, c.routers, c.ranges, c.runbooks = s.Projects, s.Flavors, s.Profiles, s.Routers, s.Ranges, s.Runbooks
+	c.projects, c.flavors, c.profiles, c.routers, c.ranges = s.Projects, s.Flavors, s.Profiles, s.Routers, s.Ranges
 	c.pools = s.Pools
 	c.collections = nil
 	for _, col := range s.Collections {

@@ -2,8 +2,8 @@ package fakecloud
 
 import (
 	"fmt"
-	"maps"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -130,15 +130,47 @@ func (c *Cloud) SegmentRanges() []SegmentRange {
 	return out
 }
 
+// runbooks is the collection Runbooks and AddRunbook read and seed.
+const runbooks = "baremetal:runbooks"
+
 // Runbooks returns the runbooks in creation order.
 func (c *Cloud) Runbooks() []Runbook {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []Runbook
-	for _, rb := range c.runbooks {
-		out = append(out, cloneRunbook(rb.Runbook))
+	for _, o := range c.known.Objects(runbooks) {
+		rb := Runbook{UUID: str(o["uuid"]), Name: str(o["name"]), DisableRamdisk: o["disable_ramdisk"] == true,
+			Public: o["public"] == true, Extra: map[string]any{}}
+		if owner, ok := o["owner"].(string); ok {
+			rb.Owner = &owner
+		}
+		if d, ok := o["description"].(string); ok {
+			rb.Description = &d
+		}
+		if extra, ok := o["extra"].(map[string]any); ok {
+			rb.Extra = extra
+		}
+		steps, _ := o["steps"].([]any)
+		for _, st := range steps {
+			m, _ := st.(map[string]any)
+			args, _ := m["args"].(map[string]any)
+			order, _ := m["order"].(float64)
+			if text, ok := m["order"].(string); ok {
+				n, _ := strconv.Atoi(text)
+				order = float64(n)
+			}
+			rb.Steps = append(rb.Steps, RunbookStep{Interface: str(m["interface"]), Step: str(m["step"]), Args: args, Order: int(order)})
+		}
+		traits, _ := o["traits"].([]any)
+		for _, t := range traits {
+			rb.Traits = append(rb.Traits, str(t))
+		}
+		out = append(out, rb)
 	}
 	return out
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 // AddRunbook seeds a runbook without the API's checks, e.g. an unowned one to adopt.
@@ -149,17 +181,27 @@ func (c *Cloud) AddRunbook(rb Runbook) Runbook {
 	if rb.Extra == nil {
 		rb.Extra = map[string]any{}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.runbooks = append(c.runbooks, &runbookRec{Runbook: cloneRunbook(rb), Created: time.Now().UTC()})
-	return rb
-}
-
-// cloneRunbook copies what the API changes in place, so the caller's copy and the stored one
-// stay apart.
-func cloneRunbook(rb Runbook) Runbook {
-	rb.Steps = slices.Clone(rb.Steps)
-	rb.Extra = maps.Clone(rb.Extra)
-	rb.Traits = slices.Clone(rb.Traits)
+	steps := []any{}
+	for _, st := range rb.Steps {
+		args := st.Args
+		if args == nil {
+			args = map[string]any{}
+		}
+		steps = append(steps, map[string]any{"interface": st.Interface, "step": st.Step, "args": args, "order": st.Order})
+	}
+	obj := map[string]any{"uuid": rb.UUID, "name": rb.Name, "steps": steps, "disable_ramdisk": rb.DisableRamdisk,
+		"public": rb.Public, "owner": nil, "extra": rb.Extra}
+	if rb.Owner != nil {
+		obj["owner"] = *rb.Owner
+	}
+	if rb.Description != nil {
+		obj["description"] = *rb.Description
+	}
+	if rb.Traits != nil {
+		obj["traits"] = slices.Clone(rb.Traits)
+	}
+	if _, err := c.known.Add(runbooks, obj); err != nil {
+		panic(fmt.Sprintf("fakecloud: AddRunbook: %v", err))
+	}
 	return rb
 }

@@ -39,6 +39,8 @@ const (
 	CIDRs Type = "cidrs"
 	// Object is a JSON object.
 	Object Type = "object"
+	// Objects is a list of JSON objects (Ironic's steps).
+	Objects Type = "objects"
 )
 
 // Access says whether a field may be sent on create or update.
@@ -65,8 +67,8 @@ type Field struct {
 	Omit    bool
 	// Nullable accepts null.
 	Nullable bool
-	// MinLen and MaxLen bound a string's length (in characters); MaxItems a list's length.
-	MinLen, MaxLen, MaxItems int
+	// MinLen and MaxLen bound a string's length (in characters); MinItems and MaxItems a list's.
+	MinLen, MaxLen, MinItems, MaxItems int
 	// Pattern is a regular expression a string must contain a match of (JSON Schema's pattern).
 	Pattern string
 	// Enum lists the accepted values.
@@ -85,6 +87,9 @@ type Field struct {
 	Samples []any
 	// AdminOnly fields are shown to admins only (Neutron's provider attributes).
 	AdminOnly bool
+	// Since is the Ironic microversion that shows the field; before it a create accepts it and
+	// drops it, and a patch cannot name it.
+	Since string
 	// Doc is a one-line description, for generated code and CRDs.
 	Doc string
 }
@@ -101,8 +106,15 @@ type Resource struct {
 	Key, Plural string
 	// Noun names one in messages ("project", "address scope").
 	Noun string
-	// Update is the update verb, PATCH (Keystone) or PUT (Neutron).
+	// Update is the update verb, PATCH (Keystone, Ironic) or PUT (Neutron).
 	Update string
+	// JSONPatch: bodies are the bare object and an update is an RFC 6902 JSON Patch list of
+	// {op, path, value} (Ironic).
+	JSONPatch bool
+	// MinVersion is the Ironic microversion the collection needs; a plugin sends at least it.
+	MinVersion string
+	// SystemScoped: only a system-scoped token may read or write it (Ironic's deploy templates).
+	SystemScoped bool
 	Fields []Field
 	// Tags is how the resource keeps tags; TagsNone when it has none.
 	Tags TagStyle
@@ -133,8 +145,9 @@ type Resource struct {
 	// checkCreate and checkUpdate apply the resource's own rules after the generic ones.
 	checkCreate func(obj map[string]any, c Caller) *Response
 	checkUpdate func(old, changes map[string]any, c Caller) *Response
-	// keystone holds the Keystone resource's own ways.
+	// keystone and ironic hold the Keystone or Ironic resource's own ways.
 	keystone *keystoneRules
+	ironic   *ironicRules
 	dialect  dialect
 }
 
@@ -167,15 +180,20 @@ func (r *Resource) ExtrasBreakReads() bool {
 	return r.keystone != nil && r.keystone.strictAnswer != nil
 }
 
-// ID is the name of the resource's id field.
-func (r *Resource) ID() string { return "id" }
+// ID is the name of the resource's id field: Ironic's is "uuid".
+func (r *Resource) ID() string {
+	if r.Service == Baremetal {
+		return "uuid"
+	}
+	return "id"
+}
 
 // Ref is "service:name", how --collection and Field.Ref name a resource.
 func (r *Resource) Ref() string { return r.Service + ":" + r.Name }
 
 // Resources returns every known collection, by service then name.
 func Resources() []*Resource {
-	out := slices.Concat(identityResources(), networkResources())
+	out := slices.Concat(identityResources(), networkResources(), baremetalResources())
 	slices.SortFunc(out, func(a, b *Resource) int { return strings.Compare(a.Ref(), b.Ref()) })
 	return out
 }

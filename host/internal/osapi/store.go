@@ -34,6 +34,9 @@ type Request struct {
 	// RawQuery is the query as sent (Keystone echoes it in its links); default Query encoded.
 	RawQuery string
 	Body     []byte
+	// Microversion is the Ironic microversion the request asked for ("1.96"); "" is Ironic's
+	// default, 1.1. The embedded cloud resolves "latest" and refuses what is out of range.
+	Microversion string
 	// Caller is who sent it.
 	Caller Caller
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,6 +123,11 @@ func observe(t *testing.T, clouds string, r *osapi.Resource, base string) []obse
 	}
 	ids := map[string]string{}
 	var made []string
+	cleaner := "admin"
+	if r.Service == osapi.Baremetal {
+		// The system-scoped admin may delete whatever a probe made, whoever owns it.
+		cleaner = "system"
+	}
 	t.Cleanup(func() {
 		for _, id := range slices.Backward(made) {
 			path := r.Path + "/" + id
@@ -129,7 +135,8 @@ func observe(t *testing.T, clouds string, r *osapi.Resource, base string) []obse
 				body, _ := json.Marshal(map[string]any{r.Key: map[string]any{"enabled": false}})
 				_, _ = session("admin").Do(ctx, plugin.Request{Service: r.Service, Method: r.Update, Path: path, Body: body})
 			}
-			resp, err := session("admin").Do(ctx, plugin.Request{Service: r.Service, Method: http.MethodDelete, Path: path})
+			resp, err := session(cleaner).Do(ctx, plugin.Request{Service: r.Service, Method: http.MethodDelete, Path: path,
+				Microversion: ironicVersion(r)})
 			if err != nil || resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotFound {
 				t.Logf("cleanup: DELETE %s: %v %s", path, err, responseText(resp))
 			}
@@ -139,10 +146,19 @@ func observe(t *testing.T, clouds string, r *osapi.Resource, base string) []obse
 	var out []observation
 	for _, p := range probes(r, base) {
 		path, ok := expandPath(p.path, ids)
-		req := plugin.Request{Service: r.Service, Method: p.method, Path: path, Query: p.query}
+		query, qok := expandQuery(p.query, ids)
+		ok = ok && qok
+		req := plugin.Request{Service: r.Service, Method: p.method, Path: path, Query: query, Microversion: p.microversion}
+		if p.microversion == "none" {
+			req.Microversion = ""
+		}
 		label := p.method + " " + p.path
 		if len(p.query) > 0 {
-			label += "?" + strings.ReplaceAll(p.query.Encode(), base, "ct-RUN")
+			label += "?" + p.query.Encode()
+		}
+		label = strings.ReplaceAll(strings.ReplaceAll(label, ironicName(base, ""), "CUSTOM_CT_RUN_"), base, "ct-RUN")
+		if p.microversion != "" && p.microversion != osapi.IronicVersion {
+			label += " @" + p.microversion
 		}
 		if !ok {
 			out = append(out, observation{Probe: p.name, Request: label, Status: -1})
@@ -166,7 +182,7 @@ func observe(t *testing.T, clouds string, r *osapi.Resource, base string) []obse
 			}
 		}
 		if p.ours {
-			body = keepOurs(body, r.Plural, base)
+			body = keepOurs(body, r.Plural, ourPrefix(r, base))
 		}
 		out = append(out, observation{Probe: p.name, Request: label, Status: resp.StatusCode, Body: n.normalise(body)})
 	}
@@ -181,6 +197,10 @@ var storedIDPattern = regexp.MustCompile(`'id': '([0-9a-f]{32})'`)
 func createdID(r *osapi.Resource, resp *plugin.Response, body any) string {
 	if resp.StatusCode/100 == 2 {
 		if doc, ok := body.(map[string]any); ok {
+			if r.JSONPatch {
+				// Ironic answers with the bare object.
+				return fmt.Sprint(doc[r.ID()])
+			}
 			if obj, ok := doc[r.Key].(map[string]any); ok {
 				return fmt.Sprint(obj["id"])
 			}
@@ -198,6 +218,42 @@ func responseText(r *plugin.Response) string {
 		return ""
 	}
 	return fmt.Sprintf("%d %s", r.StatusCode, r.Body)
+}
+
+// ironicVersion is the microversion of a cleanup's request: the one the probes use.
+func ironicVersion(r *osapi.Resource) string {
+	if r.Service == osapi.Baremetal {
+		return osapi.IronicVersion
+	}
+	return ""
+}
+
+// ourPrefix is how the names of what this run makes begin.
+func ourPrefix(r *osapi.Resource, base string) string {
+	if r.Service == osapi.Baremetal {
+		return ironicName(base, "")
+	}
+	return base
+}
+
+// expandQuery replaces {name} values with captured ids.
+func expandQuery(q url.Values, ids map[string]string) (url.Values, bool) {
+	if q == nil {
+		return nil, true
+	}
+	out := url.Values{}
+	ok := true
+	for k, vs := range q {
+		for _, v := range vs {
+			if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
+				id, have := ids[strings.Trim(v, "{}")]
+				ok = ok && have
+				v = id
+			}
+			out[k] = append(out[k], v)
+		}
+	}
+	return out, ok
 }
 
 // keepOurs keeps, in a list answer, the items this run made.
@@ -244,6 +300,7 @@ func (n *normaliser) normalise(v any) any {
 	switch x := v.(type) {
 	case string:
 		s := strings.ReplaceAll(x, n.base, "ct-RUN")
+		s = strings.ReplaceAll(s, ironicName(n.base, ""), "CUSTOM_CT_RUN_")
 		s = urlPattern.ReplaceAllString(s, "<url>")
 		s = timePattern.ReplaceAllString(s, "<time>")
 		return uuidPattern.ReplaceAllStringFunc(s, func(id string) string {
@@ -255,7 +312,8 @@ func (n *normaliser) normalise(v any) any {
 			return p
 		})
 	case []any:
-		if objects, ok := idsOf(x); ok && len(x) > 1 {
+		if objects, ok := idsOf(x); ok && len(x) > 1 && n.r.Service != osapi.Baremetal {
+			// Ironic lists come in creation order (its database's ids), the same on both clouds.
 			return n.normaliseObjects(x, objects)
 		}
 		out := make([]any, len(x))
@@ -266,6 +324,14 @@ func (n *normaliser) normalise(v any) any {
 	case map[string]any:
 		out := map[string]any{}
 		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if text, ok := x[k].(string); ok && k == "error_message" {
+				// Ironic's error is JSON text; compared as what it says, not how it is spaced.
+				var fault map[string]any
+				if json.Unmarshal([]byte(text), &fault) == nil {
+					out[k] = n.normalise(fault)
+					continue
+				}
+			}
 			if slices.Contains(n.r.Volatile, k) {
 				out[k] = "<volatile>"
 				continue

@@ -27,10 +27,15 @@ type probe struct {
 	capture string
 	// ours keeps, in a list's answer, only the items this run made (their names hold the run).
 	ours bool
+	// microversion is the Ironic microversion sent ("none" sends none).
+	microversion string
 }
 
 // probes is the sequence for r; base prefixes every name it gives.
 func probes(r *osapi.Resource, base string) []probe {
+	if r.JSONPatch {
+		return ironicProbes(r, base)
+	}
 	g := gen{r: r, base: base}
 	return g.all()
 }
@@ -85,7 +90,7 @@ func wrongType(f osapi.Field) any {
 		return "maybe"
 	case osapi.Integer:
 		return "many"
-	case osapi.Strings, osapi.CIDRs:
+	case osapi.Strings, osapi.CIDRs, osapi.Objects:
 		return "not-a-list"
 	}
 	return "not-an-object"
