@@ -115,7 +115,7 @@ type Resource struct {
 	MinVersion string
 	// SystemScoped: only a system-scoped token may read or write it (Ironic's deploy templates).
 	SystemScoped bool
-	Fields []Field
+	Fields       []Field
 	// Tags is how the resource keeps tags; TagsNone when it has none.
 	Tags TagStyle
 	// UniqueName makes names unique among the objects that share the values of these fields
