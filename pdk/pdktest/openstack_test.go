@@ -77,3 +77,39 @@ func TestOpenStackAsMember(t *testing.T) {
 	require.NoError(t, ctx.OpenStack("network").Post("v2.0/networks", map[string]any{"network": map[string]any{"name": "n"}}, &created))
 	assert.Equal(t, pdktest.DemoProjectID, created.Network.ProjectID)
 }
+
+// Ironic's collections answer with Ironic's rules: the microversion gate, bare bodies, JSON
+// Patch, trait-shaped names, and deploy templates only for a system-scoped admin.
+func TestOpenStackKnowsIronic(t *testing.T) {
+	cloud := pdktest.NewOpenStack(pdktest.Admin)
+	ctx := pdktest.New(t, pdktest.Options{AllowAll: true, Handler: cloud.Handle})
+	ir := ctx.OpenStack("baremetal").Microversion("1.96")
+	steps := []any{map[string]any{"interface": "bios", "step": "apply_configuration", "args": map[string]any{}, "order": 1}}
+
+	err := ctx.OpenStack("baremetal").Get("v1/runbooks", nil, nil)
+	assert.Equal(t, 404, pdk.StatusCode(err), "runbooks need microversion 1.92: %v", err)
+	err = ctx.OpenStack("baremetal").Microversion("1.97").Get("v1/runbooks", nil, nil)
+	assert.Equal(t, 406, pdk.StatusCode(err), "the tier's Ironic stops at 1.96: %v", err)
+	err = ir.Post("v1/runbooks", map[string]any{"name": "lower", "steps": steps}, nil)
+	assert.ErrorContains(t, err, "'lower' does not match '^CUSTOM_[A-Z0-9_]+$'")
+
+	var rb struct {
+		UUID  string `json:"uuid"`
+		Owner string `json:"owner"`
+		Extra map[string]any
+	}
+	require.NoError(t, ir.Post("v1/runbooks", map[string]any{"name": "CUSTOM_A", "steps": steps}, &rb))
+	assert.Equal(t, pdktest.AdminProjectID, rb.Owner, "a project admin's runbook is its project's")
+	err = ir.Post("v1/runbooks", map[string]any{"name": "CUSTOM_A", "steps": steps}, nil)
+	assert.True(t, pdk.IsConflict(err), "a taken name is a 409: %v", err)
+	require.NoError(t, ir.Patch("v1/runbooks/"+rb.UUID, []any{map[string]any{"op": "add", "path": "/extra/k", "value": "v"}}, &rb))
+	assert.Equal(t, map[string]any{"k": "v"}, rb.Extra)
+	err = ir.Patch("v1/runbooks/CUSTOM_A", []any{map[string]any{"op": "replace", "path": "/public", "value": true}}, nil)
+	assert.ErrorContains(t, err, "baremetal:runbook:update:public", "only a system-scoped admin makes a runbook public")
+
+	tsteps := []any{map[string]any{"interface": "bios", "step": "apply_configuration", "args": map[string]any{}, "priority": 10}}
+	err = ir.Post("v1/deploy_templates", map[string]any{"name": "CUSTOM_T", "steps": tsteps}, nil)
+	assert.Equal(t, 403, pdk.StatusCode(err), "deploy templates are the system's: %v", err)
+	sys := pdktest.New(t, pdktest.Options{AllowAll: true, Handler: pdktest.NewOpenStack(pdktest.System).Handle}).OpenStack("baremetal").Microversion("1.96")
+	require.NoError(t, sys.Post("v1/deploy_templates", map[string]any{"name": "CUSTOM_T", "steps": tsteps}, nil))
+}
