@@ -24,11 +24,14 @@ type docPlugin struct {
 	name, wasm, kind string
 	spec             func(name string) map[string]any
 	edit             func(spec map[string]any)
+	// cloud is the clouds.yaml entry it runs as; default the admin's.
+	cloud string
 }
 
-// TestDocPluginsOnRealOpenStack runs the plugins the pages show against the real Keystone and
-// Neutron: pdk.md's address scopes and Keystone projects as written, and the plugin
-// writing-plugins.md makes with `plugin new neutron-address-scopes`. Each is created, converged,
+// TestDocPluginsOnRealOpenStack runs the plugins the pages show against the real Keystone,
+// Neutron and Ironic: pdk.md's address scopes and Keystone projects as written, and the plugins
+// writing-plugins.md makes with `plugin new neutron-address-scopes` and `plugin new --service
+// baremetal --collection runbooks|deploy-templates` (deploy templates as the system-scoped admin). Each is created, converged,
 // edited and deleted by `openstack-sync run --state` with the real cloud's clouds.yaml, as the
 // pages' "prove it on real OpenStack" step does; whatever it made is gone at the end.
 func TestDocPluginsOnRealOpenStack(t *testing.T) {
@@ -53,23 +56,45 @@ func TestDocPluginsOnRealOpenStack(t *testing.T) {
 	}
 	require.Len(t, plugins, 2, "docs/pdk.md's plugins for real resources")
 	plugins = append(plugins, docPlugin{name: "writing-plugins.md plugin new neutron-address-scopes",
-		wasm: buildScaffold(t, h.env.HostBinary, root, work), kind: "NeutronAddressScope",
+		wasm: buildScaffold(t, h.env.HostBinary, root, work, "neutron-address-scopes"), kind: "NeutronAddressScope",
 		spec: func(n string) map[string]any {
 			return map[string]any{"resource": map[string]any{"name": n, "ip_version": 4}}
 		}, edit: renameResource})
+	// Ironic's names are custom traits; the edit changes the steps (a JSON Patch).
+	ironicSpec := func(orderKey string) func(string) map[string]any {
+		return func(n string) map[string]any {
+			return map[string]any{"resource": map[string]any{"name": "CUSTOM_" + strings.ToUpper(strings.ReplaceAll(n, "-", "_")),
+				"steps": []any{map[string]any{"interface": "bios", "step": "apply_configuration", "args": map[string]any{"settings": []any{}}, orderKey: 1}}}}
+		}
+	}
+	editSteps := func(orderKey string) func(map[string]any) {
+		return func(s map[string]any) {
+			s["resource"].(map[string]any)["steps"] = []any{map[string]any{"interface": "deploy", "step": "erase_devices", "args": map[string]any{}, orderKey: 2}}
+		}
+	}
+	plugins = append(plugins,
+		docPlugin{name: "writing-plugins.md plugin new ironic-runbooks", wasm: buildScaffold(t, h.env.HostBinary, root, work, "ironic-runbooks"),
+			kind: "IronicRunbook", spec: ironicSpec("order"), edit: editSteps("order")},
+		docPlugin{name: "writing-plugins.md plugin new ironic-deploy-templates", kind: "IronicDeployTemplate",
+			wasm: buildScaffold(t, h.env.HostBinary, root, work, "ironic-deploy-templates"), cloud: h.env.SystemCloud,
+			spec: ironicSpec("priority"), edit: editSteps("priority")})
 
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	for i, p := range plugins {
 		t.Run(p.name, func(t *testing.T) {
 			name := "e2e-doc-" + hex.EncodeToString(b[:]) + "-" + string(rune('a'+i))
+			cloud := p.cloud
+			if cloud == "" {
+				cloud = h.env.Cloud
+			}
 			dir := t.TempDir()
 			state := filepath.Join(dir, "state.json")
 			spec := p.spec(name)
 			cr := writeCR(t, dir, "cr.yaml", p.kind, name, spec)
 			run := func(args ...string) string {
 				t.Helper()
-				full := append([]string{"run", "--plugin", p.wasm, "--clouds", h.env.CloudsYAML, "--cloud", h.env.Cloud,
+				full := append([]string{"run", "--plugin", p.wasm, "--clouds", h.env.CloudsYAML, "--cloud", cloud,
 					"--state", state}, args...)
 				out, err := exec.Command(h.env.HostBinary, full...).CombinedOutput()
 				require.NoError(t, err, "openstack-sync %s:\n%s", strings.Join(full, " "), out)
@@ -79,7 +104,7 @@ func TestDocPluginsOnRealOpenStack(t *testing.T) {
 			t.Cleanup(func() {
 				if !deleted {
 					_, _ = exec.Command(h.env.HostBinary, "run", "--plugin", p.wasm, "--clouds", h.env.CloudsYAML, "--cloud",
-						h.env.Cloud, "--state", state, "--prune", "--deleted", cr).CombinedOutput()
+						cloud, "--state", state, "--prune", "--deleted", cr).CombinedOutput()
 				}
 			})
 
@@ -127,14 +152,13 @@ func buildPage(t *testing.T, p docplugins.Plugin, root, work string) string {
 	return buildModule(t, dir, p.Name)
 }
 
-// buildScaffold writes the plugin writing-plugins.md's first step makes and builds it.
-func buildScaffold(t *testing.T, host, root, work string) string {
-	dir := filepath.Join(work, "scaffold", "neutron-address-scopes")
-	cmd := exec.Command(host, "plugin", "new", "--dir", dir, "--pdk", filepath.Join(root, "pdk"), "--host-module", root,
-		"neutron-address-scopes")
+// buildScaffold writes a plugin as writing-plugins.md's first step makes it and builds it.
+func buildScaffold(t *testing.T, host, root, work, name string) string {
+	dir := filepath.Join(work, "scaffold", name)
+	cmd := exec.Command(host, "plugin", "new", "--dir", dir, "--pdk", filepath.Join(root, "pdk"), "--host-module", root, name)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	return buildModule(t, dir, "neutron-address-scopes")
+	return buildModule(t, dir, name)
 }
 
 func buildModule(t *testing.T, dir, name string) string {

@@ -37,7 +37,7 @@ func TestShellOperatorOnYourMachine(t *testing.T) {
 	require.Len(t, blocks, 2, "the page's two terminals")
 
 	work := t.TempDir()
-	wasm := buildScaffold(t, h.env.HostBinary, root, work)
+	wasm := buildScaffold(t, h.env.HostBinary, root, work, "neutron-address-scopes")
 	dir := filepath.Dir(wasm)
 	body, err := os.ReadFile(wasm)
 	require.NoError(t, err)

@@ -27,6 +27,9 @@ var generatedPlugins = []generated{
 	{args: []string{"neutron-address-scopes"}, name: "neutron-address-scopes", plural: "neutronaddressscopes", fixed: "ip_version", fixedValue: 6},
 	{args: []string{"neutron-networks"}, name: "neutron-networks", plural: "neutronnetworks", fixed: "project_id", fixedValue: "other"},
 	{args: []string{"--path", "v2.0/widgets", "neutron-widgets"}, name: "neutron-widgets", plural: "neutronwidgets"},
+	{args: []string{"--service", "baremetal", "--collection", "runbooks", "ironic-runbooks"}, name: "ironic-runbooks",
+		plural: "ironicrunbooks", fixed: "disable_ramdisk", fixedValue: true},
+	{args: []string{"ironic-deploy-templates"}, name: "ironic-deploy-templates", plural: "ironicdeploytemplates"},
 }
 
 // checkGeneratedCRDs runs the CRDs `plugin new` writes through a real API server: each is

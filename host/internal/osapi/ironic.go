@@ -76,6 +76,9 @@ func IronicAccepts(mv string) bool {
 	return ok && err1 == nil && err2 == nil && a == 1 && b >= 1 && parseIronicVersion(IronicVersion).atLeast(mv)
 }
 
+// VersionAtLeast reports whether microversion a is b or later ("" is 1.1).
+func VersionAtLeast(a, b string) bool { return parseIronicVersion(a).atLeast(b) }
+
 func (v ironicVersion) atLeast(s string) bool {
 	o := parseIronicVersion(s)
 	return v.major > o.major || v.major == o.major && v.minor >= o.minor

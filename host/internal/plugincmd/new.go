@@ -16,7 +16,7 @@ func newPlugin(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "where to write the module (default ./NAME); must not exist or be empty")
 	fs.StringVar(&o.Service, "service", "", "the OpenStack service: identity (keystone), network (neutron) or baremetal (ironic) (default NAME's first word)")
 	fs.StringVar(&o.Collection, "collection", "", "the collection to manage, e.g. projects or address-scopes (default NAME without its first word)")
-	fs.StringVar(&ownership, "ownership", "", "where the plugin marks what it made: tag, name-prefix, description or none (default the best the resource has)")
+	fs.StringVar(&ownership, "ownership", "", "where the plugin marks what it made: tag, name-prefix, description, extra (Ironic) or none (default the best the resource has)")
 	fs.StringVar(&o.Module, "module", "", "the Go module path (default example.org/NAME)")
 	fs.StringVar(&o.Group, "group", "", "the CRD's API group (default example.org)")
 	fs.StringVar(&o.Kind, "kind", "", "the CRD's kind (default from NAME, e.g. KeystoneProject)")

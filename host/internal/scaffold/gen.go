@@ -3,6 +3,7 @@ package scaffold
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,10 +47,32 @@ func (m *model) HasTags() bool    { return m.res.Tags != osapi.TagsNone }
 func (m *model) ByTag() bool         { return m.Ownership == OwnerTag }
 func (m *model) ByPrefix() bool      { return m.Ownership == OwnerNamePrefix }
 func (m *model) ByDescription() bool { return m.Ownership == OwnerDescription }
+func (m *model) ByExtra() bool       { return m.Ownership == OwnerExtra }
 func (m *model) Adopts() bool        { return m.Ownership != OwnerNone }
 func (m *model) OwnerTag() string    { return "openstack-sync:" + m.Name }
 func (m *model) NamePrefix() string  { return namePrefix }
 func (m *model) Marker() string      { return "[managed-by:" + m.Name + "]" }
+
+// JSONPatch: bodies are the bare object and updates JSON Patch (Ironic); MinVersion is the
+// microversion the plugin sends; IDKey is the id's JSON name ("uuid" for Ironic).
+func (m *model) JSONPatch() bool    { return m.res.JSONPatch }
+func (m *model) MinVersion() string { return m.res.MinVersion }
+func (m *model) IDKey() string      { return m.res.ID() }
+func (m *model) SystemScoped() bool { return m.res.SystemScoped }
+func (m *model) TraitNames() bool   { return traitNames(m.res) }
+func (m *model) OwnerKey() string   { return "openstack-sync" }
+
+// HasJSON: a spec field holds JSON values (sameJSON compares them).
+func (m *model) HasJSON() bool { return slices.ContainsFunc(m.fields, field.isJSON) || m.ByExtra() }
+
+// OSName is the OpenStack name an example CR named name asks for: the name, or for a resource
+// whose names are custom traits, CUSTOM_ and the name in capitals.
+func (m *model) OSName(name string) string {
+	if m.TraitNames() {
+		return "CUSTOM_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	}
+	return name
+}
 
 // UniqueNames: the service refuses a second resource of a name (409).
 func (m *model) UniqueNames() bool { return m.res.UniqueName != nil }
@@ -70,9 +93,17 @@ func (m *model) checkOwnership() error {
 		if f, ok := m.res.Field("description"); !ok || f.Update == osapi.No {
 			return fmt.Errorf("--ownership description: %s has no description it keeps; use name-prefix%s or none", m.res.Ref(), m.tagHint())
 		}
-	case OwnerNamePrefix, OwnerNone:
+	case OwnerExtra:
+		if f, ok := m.res.Field("extra"); !ok || f.Update == osapi.No {
+			return fmt.Errorf("--ownership extra: %s has no extra it keeps; use name-prefix%s%s or none", m.res.Ref(), m.tagHint(), m.descriptionHint())
+		}
+	case OwnerNamePrefix:
+		if m.TraitNames() {
+			return fmt.Errorf("--ownership name-prefix: %s's names are custom traits (CUSTOM_[A-Z0-9_]+), which a prefix cannot mark; use extra or none", m.res.Ref())
+		}
+	case OwnerNone:
 	default:
-		return fmt.Errorf("--ownership %q: want tag, name-prefix, description or none", m.Ownership)
+		return fmt.Errorf("--ownership %q: want tag, name-prefix, description, extra or none", m.Ownership)
 	}
 	return nil
 }
@@ -100,6 +131,8 @@ func (m *model) OwnershipDoc() string {
 		return fmt.Sprintf("the name prefix %q", namePrefix)
 	case OwnerDescription:
 		return fmt.Sprintf("the marker %q at the end of the description", m.Marker())
+	case OwnerExtra:
+		return fmt.Sprintf("the key %q in extra, whose value is the plugin's name", m.OwnerKey())
 	}
 	return "none: the plugin knows a resource as its CR's only by status.id, and adopts nothing"
 }
@@ -172,7 +205,7 @@ func (m *model) FilterQuery() string {
 // ObservedFields are the Go fields of resource, the object as read.
 func (m *model) ObservedFields() string {
 	var b strings.Builder
-	b.WriteString("\tID string `json:\"id\"`\n")
+	fmt.Fprintf(&b, "\tID string `json:%q`\n", m.res.ID())
 	for _, f := range m.fields {
 		fmt.Fprintf(&b, "\t%s %s `json:%q`\n", f.Go, f.ObservedType(), f.JSON)
 	}
@@ -190,11 +223,14 @@ func value(f field) string {
 	switch {
 	case f.JSON == "name":
 		return "openstackName(want.Name)"
-	case f.Required || f.Kind == "strings":
+	case f.Required || f.Kind == "strings" || f.Kind == "object" || f.Kind == "objects":
 		return "want." + f.Go
 	}
 	return "*want." + f.Go
 }
+
+// isJSON: the field holds JSON values (objects, lists of objects), compared as JSON.
+func (f field) isJSON() bool { return f.Kind == "object" || f.Kind == "objects" }
 
 // CreateBody fills body, the create's object, from want.
 func (m *model) CreateBody() string {
@@ -203,6 +239,8 @@ func (m *model) CreateBody() string {
 		switch {
 		case f.JSON == "description" && m.ByDescription():
 			b.WriteString("\tbody[\"description\"] = describe(want.Description, \"\")\n")
+		case f.JSON == "extra" && m.ByExtra():
+			b.WriteString("\tbody[\"extra\"] = mark(want.Extra, nil)\n")
 		case f.Required:
 			fmt.Fprintf(&b, "\tbody[%q] = %s\n", f.JSON, value(f))
 		default:
@@ -226,6 +264,12 @@ func (m *model) Changes() string {
 		switch {
 		case f.JSON == "description" && m.ByDescription():
 			b.WriteString("\tif d := describe(want.Description, res.Description); d != res.Description {\n\t\tchanges[\"description\"] = d\n\t}\n")
+		case f.JSON == "extra" && m.ByExtra():
+			b.WriteString("\tif e := mark(want.Extra, res.Extra); !sameJSON(e, res.Extra) {\n\t\tchanges[\"extra\"] = e\n\t}\n")
+		case f.isJSON() && f.Required:
+			fmt.Fprintf(&b, "\tif !sameJSON(want.%s, res.%s) {\n\t\tchanges[%q] = want.%s\n\t}\n", f.Go, f.Go, f.JSON, f.Go)
+		case f.isJSON():
+			fmt.Fprintf(&b, "\tif want.%s != nil && !sameJSON(want.%s, res.%s) {\n\t\tchanges[%q] = want.%s\n\t}\n", f.Go, f.Go, f.Go, f.JSON, f.Go)
 		case f.JSON == "name" || f.Required:
 			fmt.Fprintf(&b, "\tif v := %s; v != res.%s {\n\t\tchanges[%q] = v\n\t}\n", value(f), f.Go, f.JSON)
 		case f.Kind == "strings":
@@ -250,6 +294,8 @@ func (m *model) FixedChecks() string {
 		cond := fmt.Sprintf("want.%s != nil && *want.%s != res.%s", f.Go, f.Go, f.Go)
 		shown := "*want." + f.Go
 		switch {
+		case f.isJSON():
+			cond, shown = fmt.Sprintf("want.%s != nil && !sameJSON(want.%s, res.%s)", f.Go, f.Go, f.Go), "want."+f.Go
 		case f.Kind == "strings":
 			cond, shown = fmt.Sprintf("want.%s != nil && !sameSet(want.%s, res.%s)", f.Go, f.Go, f.Go), "want."+f.Go
 		case f.Required:
@@ -291,7 +337,7 @@ func sample(f field, name string) (any, bool) {
 func (m *model) ExampleResource(name string) string {
 	obj := map[string]any{}
 	for _, f := range m.fields {
-		if v, ok := sample(f, name); ok && (f.Required || f.JSON == "name" || f.JSON == "description") {
+		if v, ok := sample(f, m.OSName(name)); ok && (f.Required || f.JSON == "name" || f.JSON == "description") {
 			obj[f.JSON] = v
 		}
 	}
@@ -308,7 +354,7 @@ func (m *model) edit() (field, any) {
 	var to any
 	for _, f := range m.fields {
 		if !f.Mutable || len(f.rules.Samples) < 2 || fmt.Sprint(f.rules.Samples[0]) == fmt.Sprint(f.rules.Samples[1]) ||
-			f.JSON == "description" && m.ByDescription() {
+			f.JSON == "description" && m.ByDescription() || f.JSON == "extra" && m.ByExtra() {
 			continue
 		}
 		if to == nil || f.JSON == "description" {
@@ -317,7 +363,7 @@ func (m *model) edit() (field, any) {
 	}
 	if to == nil {
 		best, _ = m.nameField()
-		to = "renamed"
+		to = m.OSName("renamed")
 	}
 	return best, to
 }
@@ -326,17 +372,33 @@ func (m *model) edit() (field, any) {
 func (m *model) EditField() string { f, _ := m.edit(); return f.JSON }
 func (m *model) EditValue() string {
 	_, v := m.edit()
-	b, _ := json.Marshal(v)
-	return goLiteral(v, string(b))
+	return goLiteral(v)
 }
 
 // goLiteral is a JSON value as a Go literal.
-func goLiteral(v any, text string) string {
-	switch v.(type) {
-	case []any, []string:
-		return "[]any" + strings.Replace(strings.Replace(text, "[", "{", 1), "]", "}", 1)
+func goLiteral(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, it := range x {
+			parts[i] = goLiteral(it)
+		}
+		return "[]any{" + strings.Join(parts, ", ") + "}"
+	case []string:
+		parts := make([]string, len(x))
+		for i, it := range x {
+			parts[i] = goLiteral(it)
+		}
+		return "[]any{" + strings.Join(parts, ", ") + "}"
+	case map[string]any:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, fmt.Sprintf("%q: %s", k, goLiteral(x[k])))
+		}
+		return "map[string]any{" + strings.Join(parts, ", ") + "}"
 	}
-	return text
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // Unowned is the body of a resource made by hand, for the conformance kit.
@@ -348,23 +410,57 @@ func (m *model) Unowned() string {
 			obj[f.JSON] = v
 		}
 	}
-	obj["name"] = "made-by-hand"
+	obj["name"] = m.OSName("made-by-hand")
+	if m.JSONPatch() {
+		b, _ := json.Marshal(obj)
+		return string(b)
+	}
 	b, _ := json.Marshal(map[string]any{m.res.Key: obj})
 	return string(b)
 }
 
 // ReadinessQuery is the query of the readiness check: a name no resource has, which every
 // collection's list accepts.
-func (m *model) ReadinessQuery() string { return `url.Values{"name": {"openstack-sync-wait-for-api"}}` }
+// Ironic's lists filter by nothing and refuse what they do not know: one item is enough.
+func (m *model) ReadinessQuery() string {
+	if m.JSONPatch() {
+		return `url.Values{"limit": {"1"}}`
+	}
+	return `url.Values{"name": {"openstack-sync-wait-for-api"}}`
+}
+
+// FilterKeep is the import filter applied to listed items, for a service whose lists filter by
+// nothing (Ironic).
+func (m *model) FilterKeep() string {
+	var conds []string
+	for _, f := range m.fields {
+		if f.Filter {
+			conds = append(conds, fmt.Sprintf("(f.%s == \"\" || r.%s == f.%s)", f.Go, f.Go, f.Go))
+		}
+	}
+	if len(conds) == 0 {
+		return "true"
+	}
+	return strings.Join(conds, " && ")
+}
 
 // crdProperty is the CRD schema of a field.
 func (m *model) crdProperty(f field, status bool) map[string]any {
-	p := map[string]any{"type": map[string]string{"string": "string", "bool": "boolean", "int": "integer", "strings": "array"}[f.Kind]}
+	p := map[string]any{"type": map[string]string{"string": "string", "bool": "boolean", "int": "integer", "strings": "array",
+		"object": "object", "objects": "array"}[f.Kind]}
 	if f.Doc != "" {
 		p["description"] = f.Doc
 	}
-	if f.Kind == "strings" {
+	switch f.Kind {
+	case "strings":
 		p["items"] = map[string]any{"type": "string"}
+	case "object":
+		p["x-kubernetes-preserve-unknown-fields"] = true
+	case "objects":
+		p["items"] = map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+		if f.rules.MinItems > 0 && !status {
+			p["minItems"] = f.rules.MinItems
+		}
 	}
 	if status {
 		return p
@@ -504,7 +600,11 @@ func (m *model) invalidExamples() map[string][]byte {
 	add("import-while-managed", "spec.import needs spec.managementPolicy unmanaged", "  import: {id: an-id}\n")
 	add("on-delete", `Unsupported value: "orphan"`, "  managedOptions: {onDelete: orphan}\n  resource: "+res+"\n")
 	if n := m.NameMax(); n > 0 {
-		long := strings.Replace(res, `"name":"invalid"`, fmt.Sprintf("%q:%q", "name", strings.Repeat("n", n+1)), 1)
+		longName := strings.Repeat("n", n+1)
+		if m.TraitNames() {
+			longName = "CUSTOM_" + strings.Repeat("N", n+1-len("CUSTOM_"))
+		}
+		long := strings.Replace(res, fmt.Sprintf("%q:%q", "name", m.OSName("invalid")), fmt.Sprintf("%q:%q", "name", longName), 1)
 		add("name-too-long", "spec.resource.name: Too long", "  resource: "+long+"\n")
 	}
 	for _, f := range m.fields {

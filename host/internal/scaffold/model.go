@@ -20,6 +20,9 @@ const (
 	OwnerNamePrefix Ownership = "name-prefix"
 	// OwnerDescription: a marker at the end of the description.
 	OwnerDescription Ownership = "description"
+	// OwnerExtra: a key in the resource's free-form extra (Ironic's runbooks and deploy
+	// templates, which have no tags and whose names are traits).
+	OwnerExtra Ownership = "extra"
 	// OwnerNone: no marker, and no adoption: a resource is only ever the CR's by status.id.
 	OwnerNone Ownership = "none"
 )
@@ -42,8 +45,8 @@ type field struct {
 // GoType is the field's type in Spec: optional scalars are pointers, so "not set" leaves what
 // OpenStack holds alone.
 func (f field) GoType() string {
-	t := map[string]string{"string": "string", "bool": "bool", "int": "int", "strings": "[]string"}[f.Kind]
-	if !f.Required && f.Kind != "strings" {
+	t := f.ObservedType()
+	if !f.Required && f.Kind != "strings" && !f.isJSON() {
 		return "*" + t
 	}
 	return t
@@ -51,7 +54,8 @@ func (f field) GoType() string {
 
 // ObservedType is the field's type in the resource as read.
 func (f field) ObservedType() string {
-	return map[string]string{"string": "string", "bool": "bool", "int": "int", "strings": "[]string"}[f.Kind]
+	return map[string]string{"string": "string", "bool": "bool", "int": "int", "strings": "[]string", "object": "map[string]any",
+		"objects": "[]map[string]any"}[f.Kind]
 }
 
 var identifier = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -81,6 +85,10 @@ func kindOf(t osapi.Type) (string, bool) {
 		return "int", true
 	case osapi.Strings, osapi.CIDRs:
 		return "strings", true
+	case osapi.Object:
+		return "object", true
+	case osapi.Objects:
+		return "objects", true
 	}
 	return "", false
 }
@@ -95,14 +103,26 @@ func resourceFields(r *osapi.Resource) []field {
 		switch {
 		case !ok, f.Create == osapi.No, f.AdminOnly, !identifier.MatchString(f.Name), f.Name == "tags":
 			continue
+		case (kind == "object" || kind == "objects") && !r.JSONPatch:
+			// Free-form objects (Keystone's options) stay the author's to add; Ironic's steps and
+			// extra are what its resources are.
+			continue
+		case r.JSONPatch && f.Name == r.ID():
+			// Ironic takes a uuid on create; the plugin lets Ironic choose it.
+			continue
+		case f.Since != "" && !osapi.VersionAtLeast(r.MinVersion, f.Since):
+			// Ironic accepts it at the plugin's microversion and drops it.
+			continue
 		case (f.Name == "tenant_id" || f.Name == "project_id") && r.ProjectKey != "" && f.Name != "project_id":
 			// Neutron takes either name; the spec offers the current one.
 			continue
 		}
 		// The name is how the plugin and a person find the resource again: the plugin requires
 		// one even where the service would make do without.
+		// Ironic lists filter by nothing; the plugin filters by name itself.
+		filter := f.Filter || r.JSONPatch && f.Name == "name"
 		out = append(out, field{JSON: f.Name, Go: goName(f.Name), Kind: kind, Required: f.Create == osapi.Required || f.Name == "name",
-			Mutable: f.Update != osapi.No, Doc: f.Doc, Filter: f.Filter && kind == "string", rules: f})
+			Mutable: f.Update != osapi.No, Doc: f.Doc, Filter: filter && kind == "string", rules: f})
 	}
 	// name first: it is how the plugin and a person find the resource again.
 	slices.SortStableFunc(out, func(a, b field) int {
@@ -161,5 +181,14 @@ func defaultOwnership(r *osapi.Resource) Ownership {
 			return OwnerDescription
 		}
 	}
+	if f, ok := r.Field("extra"); ok && f.Type == osapi.Object && f.Update != osapi.No {
+		return OwnerExtra
+	}
 	return OwnerNamePrefix
+}
+
+// traitNames reports whether the resource's names must be custom traits (CUSTOM_[A-Z0-9_]+).
+func traitNames(r *osapi.Resource) bool {
+	f, ok := r.Field("name")
+	return ok && strings.HasPrefix(f.Pattern, "^CUSTOM_")
 }

@@ -34,6 +34,12 @@ func TestDerive(t *testing.T) {
 			"NeutronGroup", "NEUTRON_GROUP", "address_group", OwnerDescription, []string{"name", "description", "project_id", "addresses"}},
 		{Options{Name: "neutron-widgets", Path: "v2.0/widgets"}, "network:widgets", "NeutronWidget", "NEUTRON_WIDGET", "widget",
 			OwnerDescription, []string{"name", "description"}},
+		// Ironic: no uuid (Ironic chooses it), no description (dropped before 1.112); the owner
+		// marker goes in extra.
+		{Options{Name: "ironic-runbooks"}, "baremetal:runbooks", "IronicRunbook", "IRONIC_RUNBOOK", "runbook", OwnerExtra,
+			[]string{"name", "steps", "disable_ramdisk", "extra", "public", "owner"}},
+		{Options{Name: "acme-templates", Service: "baremetal", Collection: "deploy-templates", Ownership: OwnerNone},
+			"baremetal:deploy-templates", "AcmeTemplate", "ACME_TEMPLATE", "deploy_template", OwnerNone, []string{"name", "extra", "steps"}},
 	}
 	for _, c := range cases {
 		m, err := c.o.derive()
@@ -82,7 +88,7 @@ func TestBadOptions(t *testing.T) {
 		{Options{Name: "Neutron-Scopes"}, "want lower-case words"},
 		{Options{Name: "acme-scopes"}, `plugin name "acme-scopes": its first word is no service (keystone, neutron, ironic); pass --service and --collection`},
 		{Options{Name: "acme-scopes", Service: "compute", Collection: "servers"}, `service "compute": want identity (keystone), network (neutron)`},
-		{Options{Name: "keystone-widgets"}, "identity:widgets is not a collection openstack-sync knows the rules of (it knows identity:domains"},
+		{Options{Name: "keystone-widgets"}, "identity:widgets is not a collection openstack-sync knows the rules of (it knows baremetal:deploy-templates, baremetal:runbooks, identity:domains"},
 		{Options{Name: "keystone-widgets", Path: "v3/widgets"}, "--path and --key describe a Neutron collection"},
 		{Options{Name: "neutron-scopes", Path: "/v2.0/scopes"}, `path "/v2.0/scopes": want a Neutron collection`},
 		{Options{Name: "neutron-scopes", Path: "v2.0/scopes", Key: "Scope"}, `key "Scope": want the singular body key`},
@@ -90,7 +96,8 @@ func TestBadOptions(t *testing.T) {
 		{Options{Name: "neutron-address-scopes", Kind: "scope"}, `kind "scope": want CamelCase`},
 		{Options{Name: "neutron-address-scopes", Ownership: OwnerTag}, "--ownership tag: network:address-scopes has no tags; use name-prefix or none"},
 		{Options{Name: "neutron-address-scopes", Ownership: OwnerDescription}, "has no description it keeps; use name-prefix or none"},
-		{Options{Name: "keystone-projects", Ownership: "label"}, `--ownership "label": want tag, name-prefix, description or none`},
+		{Options{Name: "ironic-runbooks", Ownership: OwnerNamePrefix}, "--ownership name-prefix: baremetal:runbooks's names are custom traits"},
+		{Options{Name: "keystone-projects", Ownership: "label"}, `--ownership "label": want tag, name-prefix, description, extra or none`},
 		// A line break in what go.mod takes would write a line of its own into it.
 		{Options{Name: "neutron-address-scopes", Module: "example.org/x\nreplace evil => ../evil"}, `module "example.org/x\nreplace evil => ../evil": want a Go module path`},
 		{Options{Name: "neutron-address-scopes", Module: "example.org/x y"}, `module "example.org/x y": want a Go module path`},
@@ -157,6 +164,10 @@ func TestGeneratedModules(t *testing.T) {
 		{Options{Name: "keystone-projects"}, true, []string{"--- PASS: TestLeavesAHandMadeOneAlone", "--- PASS: TestConformance/cleanup"}},
 		{Options{Name: "neutron-address-scopes"}, false, []string{"--- PASS: TestCreateConvergeEditDelete"}},
 		{Options{Name: "neutron-widgets", Path: "v2.0/widgets"}, false, []string{"--- PASS: TestRefusesBadSpecs"}},
+		// Ironic: bare bodies, JSON Patch, the microversion, trait names, ownership in extra;
+		// deploy templates as the system-scoped admin.
+		{Options{Name: "ironic-runbooks"}, true, []string{"--- PASS: TestLeavesAHandMadeOneAlone", "--- PASS: TestConformance/cleanup"}},
+		{Options{Name: "ironic-deploy-templates"}, true, []string{"--- PASS: TestCreateConvergeEditDelete", "--- PASS: TestConformance/cleanup"}},
 	} {
 		t.Run(c.o.Name, func(t *testing.T) {
 			t.Parallel()
@@ -250,7 +261,7 @@ func TestCRDDeclaresTheLifecycle(t *testing.T) {
 	assert.Equal(t, crd.Spec.Names.Kind, example.Kind)
 	readme := string(mustRead(t, filepath.Join(dir, "README.md")))
 	assert.Contains(t, readme, `## Ownership: the tag "openstack-sync:keystone-projects"`)
-	assert.True(t, strings.Contains(readme, "--ownership tag|name-prefix|description|none"))
+	assert.True(t, strings.Contains(readme, "--ownership tag|name-prefix|description|extra|none"))
 }
 
 func mustRead(t *testing.T, path string) []byte {
