@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -99,6 +100,10 @@ func (g *ironicGen) all() {
 		key = "priority"
 	}
 	owned := r.Name == "runbooks"
+	// What Ironic does alike for every collection (JSON Patch's mechanics, list parameters) is
+	// probed on runbooks only: every request to the tier's Ironic costs a Keystone validation
+	// (the harness caches no token), and the real half must stay short.
+	generic := owned
 
 	// Creates, valid and not.
 	g.create("create with the required fields", g.minimal(g.name("a")), "a")
@@ -176,15 +181,17 @@ func (g *ironicGen) all() {
 	g.add(probe{name: "list sorted by name", method: http.MethodGet, path: r.Path, ours: true, query: url.Values{"sort_key": {"name"}}})
 	g.add(probe{name: "list sorted by name, descending", method: http.MethodGet, path: r.Path, ours: true,
 		query: url.Values{"sort_key": {"name"}, "sort_dir": {"desc"}}})
-	for _, q := range []struct{ what, k, v string }{
-		{"limit 0", "limit", "0"}, {"limit not a number", "limit", "x"}, {"a marker that does not exist", "marker", missingID(r)},
-		{"a marker that is not a name", "marker", "a@b"}, {"sort_key extra", "sort_key", "extra"}, {"sort_key unknown", "sort_key", "ct_bogus"},
-		{"sort_dir bogus", "sort_dir", "sideways"}, {"detail not a boolean", "detail", "maybe"}, {"an unknown filter", "ct_bogus", "1"},
-		{"a name filter", "name", g.name("a")},
-	} {
-		g.add(probe{name: "list with " + q.what, method: http.MethodGet, path: r.Path, ours: true, query: url.Values{q.k: {q.v}}})
+	if generic {
+		for _, q := range []struct{ what, k, v string }{
+			{"limit 0", "limit", "0"}, {"limit not a number", "limit", "x"}, {"a marker that does not exist", "marker", missingID(r)},
+			{"a marker that is not a name", "marker", "a@b"}, {"sort_key extra", "sort_key", "extra"}, {"sort_key unknown", "sort_key", "ct_bogus"},
+			{"sort_dir bogus", "sort_dir", "sideways"}, {"detail not a boolean", "detail", "maybe"}, {"an unknown filter", "ct_bogus", "1"},
+		} {
+			g.add(probe{name: "list with " + q.what, method: http.MethodGet, path: r.Path, ours: true, query: url.Values{q.k: {q.v}}})
+		}
+		g.add(probe{name: "list with detail and fields", method: http.MethodGet, path: r.Path, query: url.Values{"detail": {"True"}, "fields": {"name"}}})
 	}
-	g.add(probe{name: "list with detail and fields", method: http.MethodGet, path: r.Path, query: url.Values{"detail": {"True"}, "fields": {"name"}}})
+	g.add(probe{name: "list with a name filter", method: http.MethodGet, path: r.Path, ours: true, query: url.Values{"name": {g.name("a")}}})
 	g.add(probe{name: "list without a microversion", method: http.MethodGet, path: r.Path, microversion: "none"})
 	g.add(probe{name: "list below the collection's microversion", method: http.MethodGet, path: r.Path, microversion: belowVersion(r.MinVersion)})
 	g.add(probe{name: "list at the collection's microversion", method: http.MethodGet, path: r.Path, ours: true, microversion: r.MinVersion})
@@ -194,17 +201,21 @@ func (g *ironicGen) all() {
 	// Updates.
 	g.add(probe{name: "update with PUT", method: http.MethodPut, path: item, body: map[string]any{"name": g.name("a")}})
 	g.patch("update extra", item, op("replace", "/extra", g.samples("extra")[1]))
-	g.patch("update extra, adding a key", item, op("add", "/extra/k", "v"))
-	g.patch("update extra, removing a key", item, op("remove", "/extra/k"))
-	g.patch("update extra, replacing a key that is absent", item, op("replace", "/extra/nope", "v"))
-	g.patch("update extra, removing a key that is absent", item, op("remove", "/extra/nope"))
+	if generic {
+		g.patch("update extra, adding a key", item, op("add", "/extra/k", "v"))
+		g.patch("update extra, removing a key", item, op("remove", "/extra/k"))
+		g.patch("update extra, replacing a key that is absent", item, op("replace", "/extra/nope", "v"))
+		g.patch("update extra, removing a key that is absent", item, op("remove", "/extra/nope"))
+	}
 	g.patch("update extra with the wrong type", item, op("replace", "/extra", "x"))
 	g.patch("update extra to null", item, op("replace", "/extra", nil))
 	g.patch("update steps", item, op("replace", "/steps", g.samples("steps")[1]))
 	g.patch("update steps, appending one", item, op("add", "/steps/-", g.step("bios", "appended", 3)))
 	g.patch("update steps, changing one's args", item, op("add", "/steps/0/args/k", "v"))
 	g.patch("update steps, removing one", item, op("remove", "/steps/1"))
-	g.patch("update steps, removing the last", item, op("remove", "/steps/0"))
+	if generic {
+		g.patch("update steps, removing the last", item, op("remove", "/steps/0"))
+	}
 	g.patch("update steps to none", item, op("replace", "/steps", []any{}))
 	g.patch("update steps with a bad step", item, op("replace", "/steps", []any{g.step("bogus", "x", 1)}))
 	g.patch("update steps with a repeated step", item, op("replace", "/steps", []any{g.step("bios", "x", 1), g.step("bios", "x", 2)}))
@@ -221,11 +232,14 @@ func (g *ironicGen) all() {
 	g.patch("update description", item, op("add", "/description", "d"))
 	g.patch("update description, replacing", item, op("replace", "/description", "d"))
 	g.patch("update a new root attribute", item, op("add", "/extra2", "x"))
-	g.patch("update with an unknown op", item, map[string]any{"op": "bogus", "path": "/name", "value": "x"})
-	g.patch("update with a move", item, map[string]any{"op": "move", "from": "/extra", "path": "/name"})
-	g.patch("update with an op without a path", item, map[string]any{"op": "add", "value": "x"})
-	g.patch("update with a path that is not one", item, op("add", "name", "x"))
-	g.add(probe{name: "update with a body that is not a list", method: http.MethodPatch, path: item, body: map[string]any{"name": "x"}})
+	if generic {
+		g.patch("update with an unknown op", item, map[string]any{"op": "bogus", "path": "/name", "value": "x"})
+		g.patch("update with a move", item, map[string]any{"op": "move", "from": "/extra", "path": "/name"})
+		g.patch("update with an op without a path", item, map[string]any{"op": "add", "value": "x"})
+		g.patch("update with a path that is not one", item, op("add", "name", "x"))
+		g.add(probe{name: "update with a body that is not a list", method: http.MethodPatch, path: item, body: map[string]any{"name": "x"}})
+		g.add(probe{name: "update with a null body", method: http.MethodPatch, path: item, body: json.RawMessage("null")})
+	}
 	g.patch("update with nothing", item)
 	g.patch("update an id that does not exist", r.Path+"/"+missingID(r), op("replace", "/extra", map[string]any{}))
 	g.patch("update several fields at once", item, op("replace", "/extra", map[string]any{"m": "n"}), op("replace", "/name", g.name("a")))
