@@ -58,9 +58,10 @@ commands:
           Kubernetes
   run --plugin <file> --embedded-cloud [--state FILE] [--collection SERVICE:PATH:KEY[:notags]]... [--dry-run] CR.yaml...
           openstack-sync run (one hook pass without Kubernetes) against a fresh in-process cloud
-          (Keystone projects, domains, groups and roles and Neutron address scopes, address
-          groups, security groups and networks are always served, with the real services'
-          rules; --collection describes any other resource, generically); --clouds works as
+          (Keystone projects, domains, groups and roles, Neutron address scopes, address
+          groups, security groups and networks, and Ironic runbooks and deploy templates are
+          always served, with the real services' rules; --collection describes any other
+          resource, generically); --clouds works as
           well; --embedded-nautobot SEED.yaml serves the subnet pools' Nautobot
   nautobot --seed SEED.yaml --token-file FILE
           serve the IPAM of SEED.yaml from an in-process Nautobot on loopback, accepting the token
