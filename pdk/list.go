@@ -25,7 +25,15 @@ type Link struct {
 // set here). A Neutron with pagination disabled ignores limit and answers everything in one page
 // without links, which ends the loop too.
 func ListNeutron[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string) ([]T, error) {
-	return paginate(c, path, key, query, id, false)
+	return collect(c, path, key, query, id, false)
+}
+
+// EachNeutron is ListNeutron for a collection too large to hold at once: it hands fn each page's
+// items as the page is read and keeps none of them, so a plugin keeps only what it takes from
+// each item. fn's error ends the list (no further page is read) and is returned; fn
+// MAY keep or change the items (the next page's marker was read before fn).
+func EachNeutron[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string, fn func(page []T) error) error {
+	return paginate(c, path, key, query, id, false, fn)
 }
 
 // ListIronic reads every item of an Ironic collection at path (its JSON key is key, e.g.
@@ -33,7 +41,31 @@ func ListNeutron[T any](c *ServiceClient, path, key string, query url.Values, id
 // page's last item, which id returns. It follows "next" rather than stopping at a short page,
 // because Ironic may cap a page below the limit asked for.
 func ListIronic[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string) ([]T, error) {
-	return paginate(c, path, key, query, id, true)
+	return collect(c, path, key, query, id, true)
+}
+
+// EachIronic is ListIronic a page at a time, as EachNeutron is ListNeutron: the runbooks plugin
+// keeps 20,000 listed runbooks' digests this way, where their JSON (about 40 MB) did not fit the
+// sandbox.
+func EachIronic[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string, fn func(page []T) error) error {
+	return paginate(c, path, key, query, id, true, fn)
+}
+
+// collect is paginate keeping every page's items.
+func collect[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string, ironic bool) ([]T, error) {
+	var all []T
+	err := paginate(c, path, key, query, id, ironic, func(items []T) error {
+		if all == nil {
+			all = items
+		} else {
+			all = append(all, items...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return all, nil
 }
 
 // pageType is the struct one page decodes into in a single pass: the items under key and the
@@ -48,13 +80,13 @@ func pageType[T any](key string) reflect.Type {
 	})
 }
 
-// paginate is the marker loop both services share; ironic picks the next link's shape.
-func paginate[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string, ironic bool) ([]T, error) {
+// paginate is the marker loop both services share, handing each page's items to fn; ironic
+// picks the next link's shape.
+func paginate[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string, ironic bool, fn func([]T) error) error {
 	if strings.ContainsAny(key, "\"`,") {
-		return nil, fmt.Errorf("GET %s: collection key %q cannot be a JSON member name here", path, key)
+		return fmt.Errorf("GET %s: collection key %q cannot be a JSON member name here", path, key)
 	}
 	typ := pageType[T](key)
-	var all []T
 	marker := ""
 	for {
 		q := make(url.Values, len(query)+2)
@@ -67,7 +99,7 @@ func paginate[T any](c *ServiceClient, path, key string, query url.Values, id fu
 		}
 		page := reflect.New(typ)
 		if err := c.Get(path, q, page.Interface()); err != nil {
-			return nil, err
+			return err
 		}
 		items := page.Elem().Field(0).Interface().([]T)
 		more := false
@@ -80,20 +112,21 @@ func paginate[T any](c *ServiceClient, path, key string, query url.Values, id fu
 				}
 			}
 		}
-		if all == nil {
-			all = items
-		} else {
-			all = append(all, items...)
+		last := ""
+		if len(items) > 0 {
+			last = id(&items[len(items)-1])
+		}
+		if err := fn(items); err != nil {
+			return err
 		}
 		if !more || len(items) == 0 {
-			return all, nil
+			return nil
 		}
-		last := id(&items[len(items)-1])
 		if last == "" {
-			return nil, fmt.Errorf("GET %s: a page with a next link ends in an item without an id", path)
+			return fmt.Errorf("GET %s: a page with a next link ends in an item without an id", path)
 		}
 		if last == marker {
-			return nil, fmt.Errorf("GET %s: pagination did not advance past marker %s", path, marker)
+			return fmt.Errorf("GET %s: pagination did not advance past marker %s", path, marker)
 		}
 		marker = last
 	}

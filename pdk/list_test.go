@@ -1,6 +1,7 @@
 package pdk_test
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -84,6 +85,34 @@ func TestListFollowsNextLinks(t *testing.T) {
 			assert.Equal(t, tc.calls, pdktest.Of(t, ctx).Lines())
 			assert.Equal(t, url.Values{"fields": {"id"}}, query, "the caller's query is not changed")
 		})
+	}
+}
+
+// EachNeutron and EachIronic hand over the same items a page at a time, and stop at fn's error.
+func TestEachHandsOverOnePageAtATime(t *testing.T) {
+	for _, ironic := range []bool{false, true} {
+		ctx := pdktest.New(t, pdktest.Options{AllowAll: true, Cloud: pagedCloud(7, 3, ironic)})
+		each := pdk.EachNeutron[item]
+		id := itemID
+		if ironic {
+			each, id = pdk.EachIronic[item], itemUUID
+		}
+		var pages [][]string
+		require.NoError(t, each(ctx.OpenStack("network"), "v2.0/things", "things", nil, id, func(page []item) error {
+			var ids []string
+			for _, it := range page {
+				ids = append(ids, it.ID)
+			}
+			pages = append(pages, ids)
+			return nil
+		}))
+		assert.Equal(t, [][]string{{"id-0", "id-1", "id-2"}, {"id-3", "id-4", "id-5"}, {"id-6"}}, pages, "ironic=%v", ironic)
+
+		ctx = pdktest.New(t, pdktest.Options{AllowAll: true, Cloud: pagedCloud(7, 3, ironic)})
+		stop := errors.New("enough")
+		err := each(ctx.OpenStack("network"), "v2.0/things", "things", nil, id, func([]item) error { return stop })
+		assert.ErrorIs(t, err, stop)
+		assert.Len(t, pdktest.Of(t, ctx).Lines(), 1, "no page after fn's error")
 	}
 }
 

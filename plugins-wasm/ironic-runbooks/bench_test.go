@@ -27,7 +27,7 @@ func BenchmarkConvergedGroup(b *testing.B) {
 			c, h := f.client(b, nil)
 			f.asked = traitsVersion
 			pdktest.ReportConvergedRequests(b, h, func() error {
-				a := api{svc: c.Microversion(traitsVersion.String()), ver: traitsVersion, known: &catalog{listAfter: defaultListAfter}, own: mineOf()}
+				a := api{svc: c.Microversion(traitsVersion.String()), ver: traitsVersion, known: &catalog{listAfter: defaultListAfter, keepBytes: defaultCatalogMiB << 20}, own: mineOf()}
 				for _, s := range specs {
 					if _, err := reconcile(a, s); err != nil {
 						return err

@@ -66,7 +66,11 @@ func connect(ctx *pdk.Context) (api, error) {
 		if err != nil {
 			return api{}, err
 		}
-		known = &catalog{listAfter: after}
+		keep, err := catalogMiB(ctx)
+		if err != nil {
+			return api{}, err
+		}
+		known = &catalog{listAfter: after, keepBytes: keep << 20}
 		ctx.Cache()[catalogKey] = known
 	}
 	own, err := ownershipFor(ctx)
@@ -85,6 +89,25 @@ func listAfter(ctx *pdk.Context) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < -1 {
 		return 0, pdk.Permanent(fmt.Errorf("IRONIC_RUNBOOK_LIST_AFTER=%q: want a whole number >= 0, or -1 to never list", v))
+	}
+	return n, nil
+}
+
+// defaultCatalogMiB is the JSON of listed and written runbooks a credential group keeps, in MiB
+// (<PREFIX>_CATALOG_MIB): 5,000 site-shaped runbooks, about 10 MB, and 5 MiB more for the
+// sandbox's default 32 MiB to hold the pass's own work and the collector's headroom
+// (docs/plugins/ironic-runbooks.md, "Memory").
+const defaultCatalogMiB = 12
+
+// catalogMiB reads <PREFIX>_CATALOG_MIB: how much runbook JSON a group keeps, in MiB.
+func catalogMiB(ctx *pdk.Context) (int, error) {
+	v, ok := ctx.Config("CATALOG_MIB")
+	if !ok || v == "" {
+		return defaultCatalogMiB, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 4096 {
+		return 0, pdk.Permanent(fmt.Errorf("IRONIC_RUNBOOK_CATALOG_MIB=%q: want a whole number of MiB from 0 to 4096", v))
 	}
 	return n, nil
 }
@@ -155,6 +178,11 @@ func unchanged(ctx *pdk.Context, name string) bool {
 	a, err := connect(ctx)
 	if err != nil {
 		return false
+	}
+	// A listed runbook whose JSON the group's catalog did not keep is checked by its digest; a
+	// miss reads it by GET for the reconcile.
+	if sum := a.listedDigest(name); sum != nil {
+		return experimental.Unchanged(ctx, sum, []byte(a.ver.String()))
 	}
 	raw, wrote, got, err := a.source(name)
 	if err != nil || wrote {

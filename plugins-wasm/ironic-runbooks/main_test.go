@@ -178,9 +178,10 @@ func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
 	assert.Empty(t, again, "the group's list, kept current by its writes, serves every CR")
 
 	// The catalog holds the listed runbooks as the JSON Ironic sent and decodes one per lookup; the
-	// two this group wrote are kept as JSON too (5,000 decoded runbooks did not fit 32 MiB).
+	// two this group wrote are kept as JSON too (5,000 decoded runbooks did not fit 32 MiB), in
+	// place of what the list said.
 	c := cache[catalogKey].(*catalog)
-	assert.Len(t, slices.Collect(maps.Keys(c.listed)), 15, "the 12 generated and the fake's 3")
+	assert.Len(t, slices.Collect(maps.Keys(c.listed)), 14, "the 12 generated and the fake's 3, less the one written")
 	assert.Equal(t, []string{"CUSTOM_GEN_10", "CUSTOM_NEW"}, slices.Sorted(maps.Keys(c.written)))
 	var listed map[string]any
 	require.NoError(t, json.Unmarshal(c.listed["CUSTOM_GEN_03"].raw, &listed))
@@ -227,6 +228,28 @@ func TestListAfterIsConfigurable(t *testing.T) {
 	}
 }
 
+// <PREFIX>_CATALOG_MIB bounds the runbook JSON a group keeps: at 0 every listed runbook keeps
+// only its digest, and a CR whose memo misses reads its runbook by GET; the outcome is the same.
+func TestCatalogMiBIsConfigurable(t *testing.T) {
+	f := newFakeIronic(t, "1.112")
+	cache := map[string]any{}
+	config := map[string]string{"LIST_AFTER": "0", "CATALOG_MIB": "0"}
+	ctx := fakeHost(t, f, cache, config)
+	res, err := pdktest.Reconcile(ctx, nil, obj, bios())
+	require.NoError(t, err)
+	assert.Empty(t, res.Notes)
+	c := cache[catalogKey].(*catalog)
+	assert.Zero(t, c.keepBytes)
+	require.True(t, c.listed["CUSTOM_BIOS_DEFAULTS"].digested, "no JSON kept")
+	assert.Nil(t, c.listed["CUSTOM_BIOS_DEFAULTS"].raw)
+	assert.Equal(t, []string{"GET /", "GET v1/runbooks?detail=true&limit=100", "GET v1/runbooks/CUSTOM_BIOS_DEFAULTS"},
+		pdktest.Of(t, ctx).Lines(), "listed, then read by GET for the reconcile")
+
+	_, err = pdktest.Reconcile(fakeHost(t, f, map[string]any{}, map[string]string{"CATALOG_MIB": "-1"}), nil, obj, bios())
+	require.EqualError(t, err, `IRONIC_RUNBOOK_CATALOG_MIB="-1": want a whole number of MiB from 0 to 4096`)
+	assert.True(t, pdk.IsPermanent(err))
+}
+
 // A policy that lets the credentials read runbooks one by one but not list them keeps the group
 // on GETs; nothing fails.
 func TestAFailedListFallsBackToGETs(t *testing.T) {
@@ -244,43 +267,59 @@ func TestAFailedListFallsBackToGETs(t *testing.T) {
 
 // A converged runbook is verified once, then answered from the host's convergence memo while
 // its spec and its JSON in Ironic stay the same: the evidence is exactly what the reconcile
-// compares with. A runbook changed in Ironic misses and is reconciled (here: patched back).
+// compares with. A runbook changed in Ironic misses and is reconciled (here: patched back). With
+// the catalog past its budget (here 0: no JSON kept) a listed runbook's evidence is the digest of
+// its JSON, checked without a read; a miss reads the runbook by GET, and the verdicts are the same.
 func TestConvergedRunbooksUseTheMemo(t *testing.T) {
-	h, inputs := convergedGroup(250)
-	h.Memo = true
-	pass := func() (hits, requests int) {
-		h.Hits, h.Requests = 0, 0
-		cache := map[string]any{}
-		for i, in := range inputs {
-			notes, err := bench.ReconcileInput(h, cache, in)
-			require.NoError(t, err, "CR %d", i)
-			require.Empty(t, notes)
-		}
-		return h.Hits, h.Requests
-	}
-	hits, full := pass()
-	assert.Zero(t, hits, "nothing recorded before the first pass")
-	hits, requests := pass()
-	assert.Equal(t, len(inputs), hits, "every converged CR, unchanged, is answered from the memo")
-	assert.Equal(t, full, requests, "the memo spares no read: every pass still reads what it compares")
-
-	// Runbooks 5 (read by GET: the group lists after 8) and 150 (listed) made private in Ironic.
-	for _, i := range []int{5, 150} {
-		from := fmt.Sprintf(`"uuid":"a0000000-0000-4000-8000-%012d","name":"CUSTOM_RB_%d","public":true`, i, i)
-		to := strings.Replace(from, "true", "false", 1)
-		changed := 0
-		for k, body := range h.Bodies {
-			if bytes.Contains(body, []byte(from)) {
-				h.Bodies[k] = bytes.Replace(body, []byte(from), []byte(to), 1)
-				changed++
+	for _, tc := range []struct {
+		name      string
+		keepBytes int
+		// firstGETs are the GETs of the first pass beyond the full pass's reads: with no JSON
+		// kept, every listed runbook missing from the memo is read by GET.
+		firstGETs, changedGETs int
+	}{
+		{"the JSON kept", defaultCatalogMiB << 20, 0, 0},
+		{"digests only", 0, 250 - defaultListAfter, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, inputs := convergedGroup(250)
+			h.Memo = true
+			pass := func() (hits, requests int) {
+				h.Hits, h.Requests = 0, 0
+				cache := map[string]any{catalogKey: &catalog{listAfter: defaultListAfter, keepBytes: tc.keepBytes}}
+				for i, in := range inputs {
+					notes, err := bench.ReconcileInput(h, cache, in)
+					require.NoError(t, err, "CR %d", i)
+					require.Empty(t, notes)
+				}
+				return h.Hits, h.Requests
 			}
-		}
-		require.Equal(t, 2, changed, "runbook %d's GET and its list page", i)
-		h.Bodies[fmt.Sprintf("PATCH v1/runbooks/a0000000-0000-4000-8000-%012d", i)] = []byte(`{}`)
+			hits, first := pass()
+			assert.Zero(t, hits, "nothing recorded before the first pass")
+			hits, requests := pass()
+			assert.Equal(t, len(inputs), hits, "every converged CR, unchanged, is answered from the memo")
+			full := first - tc.firstGETs
+			assert.Equal(t, full, requests, "the memo spares no read: every pass still reads what it compares")
+
+			// Runbooks 5 (read by GET: the group lists after 8) and 150 (listed) made private in Ironic.
+			for _, i := range []int{5, 150} {
+				from := fmt.Sprintf(`"uuid":"a0000000-0000-4000-8000-%012d","name":"CUSTOM_RB_%d","public":true`, i, i)
+				to := strings.Replace(from, "true", "false", 1)
+				changed := 0
+				for k, body := range h.Bodies {
+					if bytes.Contains(body, []byte(from)) {
+						h.Bodies[k] = bytes.Replace(body, []byte(from), []byte(to), 1)
+						changed++
+					}
+				}
+				require.Equal(t, 2, changed, "runbook %d's GET and its list page", i)
+				h.Bodies[fmt.Sprintf("PATCH v1/runbooks/a0000000-0000-4000-8000-%012d", i)] = []byte(`{}`)
+			}
+			hits, requests = pass()
+			assert.Equal(t, len(inputs)-2, hits, "only the runbooks whose JSON changed are reconciled in full")
+			assert.Equal(t, full+2+tc.changedGETs, requests, "and patched back")
+		})
 	}
-	hits, requests = pass()
-	assert.Equal(t, len(inputs)-2, hits, "only the runbooks whose JSON changed are reconciled in full")
-	assert.Equal(t, full+2, requests, "and patched back")
 }
 
 // In a small group every runbook is read by GET: the memo's check and the reconcile after a miss

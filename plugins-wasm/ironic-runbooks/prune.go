@@ -20,47 +20,53 @@ type pruneOutcome struct {
 	Ungrouped []string
 }
 
-// listRaw reads every runbook, following Ironic's "next" links, and returns each one's JSON by
-// name: the group's catalog decodes a runbook only when a CR looks it up.
-func (a api) listRaw() (map[string]listedRunbook, error) {
-	all, err := listAs(a, func(r *json.RawMessage) string {
+// listRaw reads every runbook into the catalog, a page at a time, following Ironic's "next"
+// links: each one's JSON by name while the catalog keeps less than keepBytes, a digest of it after
+// that. The group's catalog decodes a runbook only when a CR looks it up.
+func (a api) listRaw() error {
+	c := a.known
+	c.listed, c.kept = map[string]listedRunbook{}, 0
+	i := 0
+	err := pdk.EachIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, func(r *json.RawMessage) string {
 		var id struct {
 			UUID string `json:"uuid"`
 		}
 		_ = experimental.DecodeJSON(*r, &id)
 		return id.UUID
+	}, func(page []json.RawMessage) error {
+		for _, raw := range page {
+			var rb struct {
+				Name   string          `json:"name"`
+				Traits json.RawMessage `json:"traits"`
+			}
+			if err := experimental.DecodeJSON(raw, &rb); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+			i++
+			l := listedRunbook{traits: rb.Traits != nil && string(rb.Traits) != "null"}
+			c.kept -= len(c.listed[rb.Name].raw)
+			if c.kept+len(raw) <= c.keepBytes {
+				l.raw, c.kept = raw, c.kept+len(raw)
+			} else {
+				l.sum, l.digested = digest(raw), true
+			}
+			c.listed[rb.Name] = l
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("list runbooks: %w", err)
 	}
-	byName := make(map[string]listedRunbook, len(all))
-	for i, raw := range all {
-		var rb struct {
-			Name   string          `json:"name"`
-			Traits json.RawMessage `json:"traits"`
-		}
-		if err := experimental.DecodeJSON(raw, &rb); err != nil {
-			return nil, fmt.Errorf("list runbooks: item %d: %w", i, err)
-		}
-		byName[rb.Name] = listedRunbook{raw: raw, traits: rb.Traits != nil && string(rb.Traits) != "null"}
-	}
-	return byName, nil
+	return nil
 }
 
 // listedForPrune is what a prune reads of each runbook: with thousands listed, decoding their
-// steps too would cost the guest memory it does not have to spare (docs/benchmarks.md).
+// steps too would cost the guest memory it does not have to spare (docs/benchmarks.md). A prune
+// reads them a page at a time and keeps only the runbooks it deletes.
 type listedForPrune struct {
 	UUID  string         `json:"uuid"`
 	Name  string         `json:"name"`
 	Extra map[string]any `json:"extra"`
-}
-
-func listAs[T any](a api, id func(*T) string) ([]T, error) {
-	all, err := pdk.ListIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, id)
-	if err != nil {
-		return nil, fmt.Errorf("list runbooks: %w", err)
-	}
-	return all, nil
 }
 
 // prune deletes owned runbooks that no desired spec names. A delete Ironic refuses with 409 (the
@@ -75,25 +81,34 @@ func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error)
 	for _, s := range desired {
 		want[s.RunbookName] = true
 	}
-	all, err := listAs(a, func(r *listedForPrune) string { return r.UUID })
+	// Deleted only once the list is read: Ironic's next page starts after the uuid of the last
+	// runbook of this one, which must still exist.
+	var doomed []listedForPrune
+	err := pdk.EachIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, func(r *listedForPrune) string { return r.UUID },
+		func(page []listedForPrune) error {
+			for _, rb := range page {
+				if rb.Name == "" || want[rb.Name] {
+					continue
+				}
+				if !a.own.Own.owns(rb.Extra) {
+					switch {
+					case !a.own.Own.marked(rb.Extra):
+						out.Unowned = append(out.Unowned, rb.Name)
+					case a.own.Own.groupOf(rb.Extra) == "":
+						out.Ungrouped = append(out.Ungrouped, rb.Name)
+					}
+					// Another group's: its own prune decides.
+					continue
+				}
+				doomed = append(doomed, listedForPrune{UUID: rb.UUID, Name: rb.Name})
+			}
+			return nil
+		})
 	if err != nil {
-		return out, err
+		return out, fmt.Errorf("list runbooks: %w", err)
 	}
 	var kept, failed []string
-	for _, rb := range all {
-		if rb.Name == "" || want[rb.Name] {
-			continue
-		}
-		if !a.own.Own.owns(rb.Extra) {
-			switch {
-			case !a.own.Own.marked(rb.Extra):
-				out.Unowned = append(out.Unowned, rb.Name)
-			case a.own.Own.groupOf(rb.Extra) == "":
-				out.Ungrouped = append(out.Ungrouped, rb.Name)
-			}
-			// Another group's: its own prune decides.
-			continue
-		}
+	for _, rb := range doomed {
 		if rb.UUID == "" {
 			failed = append(failed, fmt.Sprintf("%s: listed without a uuid", rb.Name))
 			continue

@@ -231,17 +231,24 @@ const defaultListAfter = 8
 // The listed runbooks are kept as the JSON Ironic sent, one slice per runbook, and a runbook is
 // decoded only when its CR looks it up: 5,000 decoded runbooks (maps of steps, args and extra)
 // did not fit the guest's default 32 MiB beside the work of the pass (docs/benchmarks.md,
-// "Guest-side fixes"), while their text is about 1 KB each. That JSON is also the evidence the
-// host's convergence memo is given (reconcileCR).
+// "Guest-side fixes"), while their text is about 1–2 KB each. That JSON is also the evidence the
+// host's convergence memo is given (reconcileCR). The JSON kept is bounded (keepBytes): past it,
+// a listed runbook keeps only a digest of its JSON, which serves as the memo's evidence, and a
+// CR whose memo misses reads its runbook by GET. 20,000 site-shaped runbooks are about 40 MB of
+// JSON (docs/scaling.md).
 type catalog struct {
 	// listAfter is the GETs before a list; negative never lists.
 	listAfter int
 	gets      int
+	// keepBytes bounds the JSON the catalog keeps, listed and written together; kept is how much
+	// it keeps now.
+	keepBytes, kept int
 	// listed is every listed runbook by name; nil until the group listed.
 	listed map[string]listedRunbook
 	// written is what the group's own writes left in Ironic, which wins over listed; as JSON like
 	// the listed ones: a group that created 5,000 site-sized runbooks (steps with arguments) ran
-	// out of its 32 MiB holding them decoded (docs/benchmarks.md, "What the site CRs hold").
+	// out of its 32 MiB holding them decoded (docs/benchmarks.md, "What the site CRs hold"). A
+	// write past keepBytes forgets the runbook instead, so the next CR naming it reads it by GET.
 	written map[string]json.RawMessage
 	// listFailed keeps a group whose list failed (a policy that allows GET but not list) on GETs.
 	listFailed bool
@@ -252,7 +259,12 @@ type catalog struct {
 
 // listedRunbook is one runbook as the group's list returned it.
 type listedRunbook struct {
+	// raw is the runbook's JSON; nil when the catalog had kept keepBytes of JSON already, and
+	// then sum, the digest of that JSON, stands for it.
 	raw json.RawMessage
+	sum [digestSize]byte
+	// digested says sum stands for raw.
+	digested bool
 	// traits says the JSON has a traits member: a list at a version that reports traits may
 	// still leave them out, and then the runbook is read by GET.
 	traits bool
@@ -300,20 +312,44 @@ func (a api) source(name string) (raw []byte, wrote, got bool, err error) {
 	if f != nil && f.name == name {
 		return f.raw, false, true, nil
 	}
-	if c.listed == nil && !c.listFailed && c.listAfter >= 0 && c.gets >= c.listAfter {
-		listed, err := a.listRaw()
-		if err != nil {
-			c.listFailed = true
-		} else {
-			c.listed = listed
-		}
-	}
-	if l, ok := c.listed[name]; ok && (l.traits || !a.traitsSupported()) {
+	a.listOnce()
+	if l, ok := c.listed[name]; ok && l.raw != nil && (l.traits || !a.traitsSupported()) {
 		return l.raw, false, false, nil
 	}
 	c.gets++
 	raw, err = a.getRaw(name)
 	return raw, false, true, err
+}
+
+// listOnce lists every runbook into the catalog once the group has read listAfter by GET.
+func (a api) listOnce() {
+	c := a.known
+	if c.listed == nil && !c.listFailed && c.listAfter >= 0 && c.gets >= c.listAfter {
+		if err := a.listRaw(); err != nil {
+			c.listed, c.kept, c.listFailed = nil, 0, true
+		}
+	}
+}
+
+// listedDigest is the digest standing for a listed runbook whose JSON the catalog did not keep
+// (nil for any other runbook): the memo's evidence for it, checked without a read; a miss reads
+// the runbook by GET for the reconcile.
+func (a api) listedDigest(name string) []byte {
+	c := a.known
+	if c == nil {
+		return nil
+	}
+	if _, ok := c.written[name]; ok {
+		return nil
+	}
+	if f := c.fetched; f != nil && f.name == name {
+		return nil
+	}
+	a.listOnce()
+	if l, ok := c.listed[name]; ok && l.digested && (l.traits || !a.traitsSupported()) {
+		return l.sum[:]
+	}
+	return nil
 }
 
 // lookup returns the runbook named name as the group knows it, or nil when Ironic has none.
@@ -332,18 +368,23 @@ func (a api) lookup(name string) (*runbook, error) {
 // remember records what Ironic holds for rb after this CR's writes. Should it not encode, the
 // runbook is forgotten instead, and read again by GET if another CR names it.
 func (a api) remember(rb *runbook) {
-	if a.known != nil && a.known.listed != nil && rb != nil {
-		if a.known.written == nil {
-			a.known.written = map[string]json.RawMessage{}
-		}
-		raw, err := json.Marshal(rb)
-		if err != nil {
-			delete(a.known.listed, rb.Name)
-			delete(a.known.written, rb.Name)
-			return
-		}
-		a.known.written[rb.Name] = raw
+	c := a.known
+	if c == nil || c.listed == nil || rb == nil {
+		return
 	}
+	// What the list said of it is superseded either way.
+	c.kept -= len(c.listed[rb.Name].raw) + len(c.written[rb.Name])
+	delete(c.listed, rb.Name)
+	delete(c.written, rb.Name)
+	raw, err := json.Marshal(rb)
+	if err != nil || c.kept+len(raw) > c.keepBytes {
+		return
+	}
+	if c.written == nil {
+		c.written = map[string]json.RawMessage{}
+	}
+	c.written[rb.Name] = raw
+	c.kept += len(raw)
 }
 
 // reconcile converges one runbook and returns its notes.

@@ -14,6 +14,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/canon"
+	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/intern"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
 
@@ -130,7 +131,11 @@ type profile struct {
 	Description string `json:"description"`
 	Driver      string `json:"driver"`
 	Enabled     bool   `json:"enabled"`
-	Metainfo    string `json:"metainfo"`
+	// Metainfo is empty in the group's view (state.keep), which holds meta instead: read a
+	// profile's metainfo through state.metaOf.
+	Metainfo string `json:"metainfo"`
+	// meta is what Metainfo says, parsed when the profile joined the group's view.
+	meta profileMeta
 }
 
 // metaInfo parses the profile's metainfo; text that is not a JSON object reads as empty, which
@@ -163,9 +168,9 @@ type state struct {
 	flavors  []flavor
 	profiles []profile
 	loaded   bool
-	// meta caches what each profile's metainfo says (by id), parsed once per group: matching a
-	// group of N flavors against M profiles would otherwise parse M JSON texts per profile spec.
-	meta map[string]profileMeta
+	// keepText keeps each profile's metainfo text beside what it says (a re-mark rewrites the
+	// text); the reconciles' view drops it (keep).
+	keepText bool
 	// changed is set once the group's view differs from what the lists returned (a write, a flavor
 	// read by GET); sum is the digest of the listed view, for the convergence memo.
 	changed bool
@@ -185,16 +190,22 @@ type state struct {
 // replay a write-free verdict until the memo's maximum age; an accidental one, at 128 bits, is
 // negligible.
 func (st *state) digest() []byte {
-	if st.sum != nil {
-		return st.sum
+	if st.sum == nil {
+		st.sum = digestOf(st.flavors, st.profiles)
 	}
+	return st.sum
+}
+
+// digestOf is the digest of listed flavors and profiles, their metainfo texts included: load
+// takes it before keep drops the texts.
+func digestOf(flavors []flavor, profiles []profile) []byte {
 	h := fnv.New128a()
 	var b []byte
 	text := func(s string) {
 		b = strconv.AppendInt(b, int64(len(s)), 10)
 		b = append(append(b, ':'), s...)
 	}
-	for _, f := range st.flavors {
+	for _, f := range flavors {
 		b = append(b[:0], 'f')
 		text(f.ID)
 		text(f.Name)
@@ -207,7 +218,7 @@ func (st *state) digest() []byte {
 		}
 		h.Write(b)
 	}
-	for _, p := range st.profiles {
+	for _, p := range profiles {
 		b = append(b[:0], 'p')
 		text(p.ID)
 		text(p.Description)
@@ -216,25 +227,23 @@ func (st *state) digest() []byte {
 		text(p.Metainfo)
 		h.Write(b)
 	}
-	st.sum = h.Sum(nil)
-	return st.sum
+	return h.Sum(nil)
 }
 
 // profileMeta is what a profile's metainfo text says: its metainfo without any profile's marker
 // as canonical JSON ("" if unreadable), whether it carries the hook's profile's marker, and
-// whether it carries only the other profile's.
+// whether it carries only the other profile's. parsed tells a profile's meta from the zero value.
 type profileMeta struct {
-	user                       string
-	owned, foreign, otherGroup bool
+	user                               string
+	owned, foreign, otherGroup, parsed bool
 }
 
-// metaOf returns the profile's parsed metainfo, parsing it the first time the group needs it.
+// metaOf returns what the profile's metainfo says: as parsed when it joined the group's view
+// (keep) and the text was dropped, else parsed now from the text, which a write may have changed. Each profile's text is parsed once per group: matching a group of N
+// flavors against M profiles would otherwise parse M JSON texts per profile spec.
 func (st *state) metaOf(p profile) profileMeta {
-	if st.meta == nil {
-		st.meta = map[string]profileMeta{}
-	}
-	if m, ok := st.meta[p.ID]; ok {
-		return m
+	if p.meta.parsed && p.Metainfo == "" {
+		return p.meta
 	}
 	m := p.metaInfo()
 	owned := st.own.Own.ownsMeta(m)
@@ -248,9 +257,22 @@ func (st *state) metaOf(p profile) profileMeta {
 	if err != nil {
 		user = ""
 	}
-	pm := profileMeta{user: user, owned: owned, foreign: foreign, otherGroup: otherGroup}
-	st.meta[p.ID] = pm
-	return pm
+	return profileMeta{user: user, owned: owned, foreign: foreign, otherGroup: otherGroup, parsed: true}
+}
+
+// keep is p as the group's view holds it: its metainfo parsed in place of the text (unless
+// keepText), its strings shared through names (nil: as they are). A site's 20,000 profiles repeat
+// one driver and a few metainfo values; their texts and copies did not fit the guest's 32 MiB
+// beside the flavors (docs/scaling.md).
+func (st *state) keep(p profile, names intern.Table) profile {
+	p.meta = st.metaOf(p)
+	if !st.keepText {
+		p.Metainfo = ""
+	}
+	if names != nil {
+		p.Description, p.Driver, p.meta.user = names.Of(p.Description), names.Of(p.Driver), names.Of(p.meta.user)
+	}
+	return p
 }
 
 func newState(svc *pdk.ServiceClient, own ownership) *state { return &state{svc: svc, own: own} }
@@ -267,7 +289,20 @@ func (st *state) load() error {
 	if err != nil {
 		return err
 	}
-	st.flavors, st.profiles, st.loaded = fl, pr, true
+	st.sum = digestOf(fl, pr)
+	// The view keeps exact-length lists with shared strings: the lists grew page by page, to
+	// up to twice their length, and every item had its own copy of each text.
+	names := intern.Table{}
+	st.flavors = make([]flavor, len(fl))
+	for i, f := range fl {
+		f.ServiceType, f.Description = names.Of(f.ServiceType), names.Of(f.Description)
+		st.flavors[i] = f
+	}
+	st.profiles = make([]profile, len(pr))
+	for i, p := range pr {
+		st.profiles[i] = st.keep(p, names)
+	}
+	st.loaded = true
 	st.idx = nil // anything indexed before the lists is gone with them
 	return nil
 }
@@ -289,6 +324,7 @@ func listProfiles(svc *pdk.ServiceClient) ([]profile, error) {
 }
 
 func (st *state) putProfile(p profile) {
+	p = st.keep(p, nil)
 	ix := st.index()
 	if i, ok := ix.profileAt[p.ID]; ok {
 		old := st.profiles[i]
@@ -301,7 +337,6 @@ func (st *state) putProfile(p profile) {
 			}
 		}
 		st.profiles[i], st.changed = p, true
-		delete(st.meta, p.ID)
 		if ix.matching != nil {
 			if k := st.matchKey(p); k != "" {
 				ix.matching[k] = insertSorted(ix.matching[k], i)
@@ -593,7 +628,7 @@ func (st *state) bind(f flavor, want []string, log logf) error {
 			}
 			p = resp.Profile
 		}
-		if !st.own.Own.ownsProfile(p) {
+		if !st.metaOf(p).owned {
 			log("router flavor %s: leaving unowned service profile %s bound", f.Name, id)
 			continue
 		}

@@ -24,6 +24,7 @@ func remarkCR(ctx *pdk.Context, req *pdk.RemarkRequest) (*pdk.RemarkResult, erro
 		return nil, err
 	}
 	st := newState(network(ctx), ownershipOf(move.To))
+	st.keepText = true
 	if err := st.load(); err != nil {
 		return nil, err
 	}
