@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 
 	extism "github.com/extism/go-pdk"
 
@@ -21,6 +22,10 @@ import (
 // empty call that still moves input and output through the Extism kernel.
 //
 //go:wasmexport bench_echo
+
+// spawned is set by the goroutine the "spawn" action starts.
+var spawned atomic.Bool
+
 func benchEcho() int32 {
 	extism.Output(extism.Input())
 	return 0
@@ -131,6 +136,13 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 		}
 		runtime.KeepAlive(kept)
 		return &pdk.Result{}, nil
+	case "spawn":
+		// Starts a goroutine and returns at once; "spawned" tells whether it has run since: the
+		// runtime's own goroutines (sweeper, collector workers) are scheduled the same way.
+		go func() { spawned.Store(true) }()
+		return &pdk.Result{}, nil
+	case "spawned":
+		return &pdk.Result{Notes: []string{fmt.Sprint(spawned.Load())}}, nil
 	case "report-status":
 		return &pdk.Result{Notes: []string{fmt.Sprintf("status: %v", req.Status)}}, nil
 	case "config":
