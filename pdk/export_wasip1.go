@@ -118,6 +118,10 @@ func (extismHost) Log(level LogLevel, msg string) {
 }
 
 func (extismHost) OpenStack(req *Request) (*Response, error) {
+	// A call that lists thousands of items reads hundreds of pages: it yields before each request
+	// too (see run), or the collector cannot finish a cycle while it decodes them all (20,000
+	// router flavors and profiles ran out of 32 MiB while being listed in one call).
+	runtime.Gosched()
 	in, err := encodeRequest(req)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func TestGoGuestCollectsBeforeItsSandboxIsFull(t *testing.T) {
 	assert.NoError(t, err, "18 MiB live and 96 MiB of garbage fit a 32 MiB sandbox when the guest collects in time")
 }
 
-// A Go guest's other goroutines run between its calls: the PDK yields once per call. The
+// A Go guest's other goroutines run between its calls and its requests: the PDK yields at each. The
 // runtime's sweeper and collector workers are such goroutines; a sandboxed guest has one thread
 // and a call never blocks, so without the yield they never ran, every collection was left to the
 // allocating call, and 20,000 router flavors created in one pass ran out of 32 MiB after about
@@ -42,6 +42,10 @@ func TestGoGuestRunsItsOtherGoroutinesBetweenCalls(t *testing.T) {
 	res, err := p.Reconcile(ctx, &fakeSession{}, cache, crRequest("spawned", map[string]any{"action": "spawned"}))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"true"}, res.Notes, "the goroutine the first call started has run by the second call")
+	// A call that reads hundreds of pages yields before each request as well.
+	res, err = p.Reconcile(ctx, &fakeSession{}, cache, crRequest("spawn-then-request", map[string]any{"action": "spawn-then-request"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"true"}, res.Notes, "the goroutine started before a request has run after it")
 }
 
 func TestGuestMemoryLimit(t *testing.T) {

@@ -143,6 +143,12 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 		return &pdk.Result{}, nil
 	case "spawned":
 		return &pdk.Result{Notes: []string{fmt.Sprint(spawned.Load())}}, nil
+	case "spawn-then-request":
+		// The same within one call: a goroutine started before a request has run after it.
+		spawned.Store(false)
+		go func() { spawned.Store(true) }()
+		_ = ctx.OpenStack("network").Get("v2.0/things", nil, nil)
+		return &pdk.Result{Notes: []string{fmt.Sprint(spawned.Load())}}, nil
 	case "report-status":
 		return &pdk.Result{Notes: []string{fmt.Sprintf("status: %v", req.Status)}}, nil
 	case "config":
