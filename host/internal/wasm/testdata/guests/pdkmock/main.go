@@ -18,14 +18,13 @@ import (
 	"github.com/openstack-sync/openstack-sync/pdk"
 )
 
+// spawned is set by the goroutine the "spawn" action starts.
+var spawned atomic.Bool
+
 // benchEcho copies its input to its output and does nothing else: the host's benchmark of an
 // empty call that still moves input and output through the Extism kernel.
 //
 //go:wasmexport bench_echo
-
-// spawned is set by the goroutine the "spawn" action starts.
-var spawned atomic.Bool
-
 func benchEcho() int32 {
 	extism.Output(extism.Input())
 	return 0
