@@ -9,7 +9,8 @@
 //   - Neither it, the framework nor the sandbox links the benchmark's native runner
 //     (nativeplugin), whose plugins are not contained: only host/cmd/openstack-sync-native does.
 //   - wazero stays in package wasm, gophercloud in package openstack, client-go in package kube;
-//     the module cache and the convergence memo (modulecache, memo) link none of them.
+//     the module cache, the convergence memo and the admission of a module's bytes (modulecache,
+//     memo, wasm/admission) link none of them.
 //   - Of the PDK's module the host links only the shared ABI (pdk/abi: the messages, rules and
 //     limits both sides apply), which links only the standard library; the PDK's and the plugins'
 //     modules never require the host's.

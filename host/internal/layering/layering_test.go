@@ -45,7 +45,9 @@ func TestImportRules(t *testing.T) {
 	all := []string{"host/cmd/openstack-sync", "host/internal/openstack", "host/internal/wasm", "host/internal/kube"}
 	// cache are the rooms beside the sandbox that keep what persists between runs.
 	cache := []string{"host/internal/memo", "host/internal/modulecache"}
-	all = append(all, cache...)
+	// admission decides on a module's bytes before any reach the runtime.
+	admission := []string{"host/internal/wasm/admission"}
+	all = append(append(all, cache...), admission...)
 	graph := deps(t, append(all, framework...)...)
 	tests := []struct {
 		name      string
@@ -62,6 +64,8 @@ func TestImportRules(t *testing.T) {
 		{"the wasm host links no OpenStack SDK or Kubernetes client", []string{"host/internal/wasm"}, append(gophercld, kubernetes...)},
 		{"the Kubernetes client links no wasm runtime or OpenStack SDK", []string{"host/internal/kube"}, append(wazero, gophercld...)},
 		{"the module cache and the memo link no wasm runtime, OpenStack SDK or Kubernetes client", cache,
+			append(append(slices.Clone(wazero), gophercld...), kubernetes...)},
+		{"the admission of a module links no wasm runtime, OpenStack SDK or Kubernetes client", admission,
 			append(append(slices.Clone(wazero), gophercld...), kubernetes...)},
 	}
 	for _, tt := range tests {

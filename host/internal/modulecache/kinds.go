@@ -18,7 +18,7 @@ var (
 	Overrun = Kind{ID: 5, Dir: "overrun", Ext: ".json", Version: 1, Max: 64 << 10}
 )
 
-// ShapedVersion names what the host's module shaping produces (host/internal/wasm, shapeModule).
+// ShapedVersion names what the host's module shaping produces (host/internal/wasm/admission, shapeModule).
 // Bump it with any change to the shaping's output (wasm's TestShapedVersionNamesTheShaping fails
 // until then): a module shaped under other rules must not be used.
 const ShapedVersion = 3

@@ -6,6 +6,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 )
 
 // What the loader does with the files modulecache keeps about a module (the formats, their
@@ -48,11 +49,11 @@ func (p *Plugin) readShaped(cache modulecache.Dir, digest modulecache.Digest) (s
 // writeShaped caches the module's shaped bytes and its lifted data. Failing costs the next run
 // the shaping, never correctness, so it is only logged. It reports whether the data file is in
 // place.
-func (p *Plugin) writeShaped(cache modulecache.Dir, digest modulecache.Digest, sh shape) bool {
+func (p *Plugin) writeShaped(cache modulecache.Dir, digest modulecache.Digest, sh admission.Shape) bool {
 	if cache == "" {
 		return false
 	}
-	if err := cache.WriteShaped(digest, sh.module, sh.data); err != nil {
+	if err := cache.WriteShaped(digest, sh.Module, sh.Data); err != nil {
 		p.log.Warn("cannot cache the shaped module; the next run shapes it again", "error", err.Error())
 		return false
 	}
@@ -125,7 +126,7 @@ func ReadMetadata(ctx context.Context, path string, opts Options) (plugin.Metada
 
 // metadataFromRecord answers from the record; ok is false when there is none to use.
 func metadataFromRecord(path string, cache modulecache.Dir, o Options) (plugin.Metadata, bool, error) {
-	digest, _, err := hashModule(path)
+	digest, _, err := admission.HashModule(path)
 	if err != nil {
 		return plugin.Metadata{}, false, err
 	}
@@ -155,7 +156,7 @@ func metadataFromRecord(path string, cache modulecache.Dir, o Options) (plugin.M
 
 // recordFile is the record's path for a module file, for tests and tools.
 func recordFile(cacheDir, modulePath string) (string, error) {
-	digest, _, err := hashModule(modulePath)
+	digest, _, err := admission.HashModule(modulePath)
 	if err != nil {
 		return "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
@@ -83,7 +84,7 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 		info, err = Inspect(ctx, path, opts)
 		return info, false, err
 	}
-	digest, size, err := hashModule(path)
+	digest, size, err := admission.HashModule(path)
 	if err != nil {
 		return Info{}, false, err
 	}
@@ -99,12 +100,12 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 		log: o.Logger, metadataJSON: raw}
 	defer p.Close(ctx)
 	// The checks load makes before it instantiates anything, in the same order.
-	module, err := readModule(path, digest)
+	module, err := admission.ReadModule(path, digest)
 	if err != nil {
 		return Info{}, true, err
 	}
-	sh, err := limitStructure(path, module)
-	wasmBytes := sh.module
+	sh, err := admission.Limit(path, module)
+	wasmBytes := sh.Module
 	if err != nil {
 		return Info{}, true, err
 	}

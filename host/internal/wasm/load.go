@@ -11,11 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 )
 
@@ -39,26 +41,15 @@ var (
 	optionalExports = []string{EntryPrune, EntryGroupBegin, EntryGroupEnd, EntryDelete, EntryRemark}
 )
 
-// LoadError is a module the host refuses to load.
-type LoadError struct {
-	Path   string
-	Reason string
-	Err    error
-	// Problems lists each problem when the refusal found more than one (Reason joins them).
-	Problems []string
-}
+// The compile deadline's default and its variable (Options.CompileTimeout) are admission's.
+const (
+	DefaultCompileTimeout = admission.DefaultCompileTimeout
+	CompileTimeoutEnv     = admission.CompileTimeoutEnv
+)
 
-func (e *LoadError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("wasm plugin %s: %s: %v", e.Path, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("wasm plugin %s: %s", e.Path, e.Reason)
-}
-
-func (e *LoadError) Unwrap() error { return e.Err }
-
-// A module that cannot load will not load on retry either.
-func (e *LoadError) Permanent() bool { return true }
+// LoadError is a module the host refuses to load (admission.LoadError: the admission's refusals
+// are the first of them).
+type LoadError = admission.LoadError
 
 // checkDigest refuses a module whose sha256 is not the pinned one; source names where the pin
 // came from, for the error.
@@ -74,6 +65,14 @@ func checkDigest(path, actual, pinned, source string) error {
 		return &LoadError{Path: path, Reason: fmt.Sprintf("digest mismatch: expected sha256:%s (%s), actual sha256:%s", want, source, actual)}
 	}
 	return nil
+}
+
+// compileWithin compiles the module admission shaped under its compile deadline; at the deadline
+// r belongs to compileWithin, which closes it once the abandoned compile returns.
+func compileWithin(ctx context.Context, path string, r wazero.Runtime, b []byte, timeout time.Duration) (wazero.CompiledModule, error) {
+	return admission.CompileWithin(ctx, path, timeout, func(ctx context.Context) (wazero.CompiledModule, error) {
+		return r.CompileModule(ctx, b)
+	}, func() { r.Close(context.Background()) })
 }
 
 // openCache returns the compilation cache, or nil (with a warning) when the directory is not

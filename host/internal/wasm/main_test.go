@@ -16,9 +16,6 @@ func tempDirOutsideTest() (string, error) {
 }
 
 func TestMain(m *testing.M) {
-	if path := os.Getenv(loadChildEnv); path != "" {
-		os.Exit(loadChild(path))
-	}
 	if mode := os.Getenv(stackChildEnv); mode != "" {
 		os.Exit(stackChild(mode))
 	}

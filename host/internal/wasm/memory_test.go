@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/memo"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
@@ -169,7 +170,7 @@ func TestChartMemoryValuesCoverTheHostsBound(t *testing.T) {
 	assert.GreaterOrEqual(t, values.Memory.InstanceOverheadMiB<<20, InstanceOverhead(Options{}), "memory.instanceOverheadMiB")
 	// The load bound of "Bounded load" for a module of 5 MB (the plugins here are 3.5-4.2 MB),
 	// over the ~15 MiB of a process loading the smallest module.
-	assert.GreaterOrEqual(t, values.Memory.LoadMiB<<20, int64(16<<20+5<<20*loadBytesPerModuleByte+loadFixedBudget), "memory.loadMiB")
+	assert.GreaterOrEqual(t, values.Memory.LoadMiB<<20, int64(16<<20+5<<20*admission.LoadBytesPerModuleByte+admission.LoadFixedBudget), "memory.loadMiB")
 	assert.GreaterOrEqual(t, values.Memory.MemoMemoryFactor, int64(memo.MemoryFactor), "memory.memoMemoryFactor")
 	assert.Equal(t, int64(memo.DefaultMaxBytes>>20), values.CompilationCache.MemoMaxMiB, "compilationCache.memoMaxMiB is the host's default")
 

@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
 // writeTestRecord writes raw as the module's record, as a load would.
 func writeTestRecord(t *testing.T, cacheDir, path string, raw []byte) {
 	t.Helper()
-	digest, _, err := hashModule(path)
+	digest, _, err := admission.HashModule(path)
 	require.NoError(t, err)
 	require.NoError(t, modulecache.Dir(cacheDir).Write(modulecache.Record, digest.String(), digest, raw))
 }
@@ -26,7 +27,7 @@ func writeTestRecord(t *testing.T, cacheDir, path string, raw []byte) {
 // readTestRecord is the module's record, checked.
 func readTestRecord(t *testing.T, cacheDir, path string) []byte {
 	t.Helper()
-	digest, _, err := hashModule(path)
+	digest, _, err := admission.HashModule(path)
 	require.NoError(t, err)
 	raw, err := modulecache.Dir(cacheDir).Read(modulecache.Record, digest.String(), digest)
 	require.NoError(t, err)
@@ -173,32 +174,32 @@ func TestTheCompiledBytesAreTheHashedBytes(t *testing.T) {
 	path := filepath.Join(dir, "m.wasm")
 	a := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints()}.Encode()
 	require.NoError(t, os.WriteFile(path, a, 0o644))
-	digest, size, err := hashModule(path)
+	digest, size, err := admission.HashModule(path)
 	require.NoError(t, err)
 	assert.Equal(t, int64(len(a)), size)
 	assert.Equal(t, sha256.Sum256(a), [32]byte(digest))
-	got, err := readModule(path, digest)
+	got, err := admission.ReadModule(path, digest)
 	require.NoError(t, err)
 	assert.Equal(t, a, got)
 
 	b := append([]byte{}, a...)
 	b[len(b)-1] ^= 1 // same size, other bytes: a file rewritten in place
 	require.NoError(t, os.WriteFile(path, b, 0o644))
-	_, err = readModule(path, digest)
+	_, err = admission.ReadModule(path, digest)
 	require.Error(t, err)
 	assert.Equal(t, "wasm plugin "+path+": the module file changed while it was loaded; load it again once it is written", err.Error())
 
-	require.NoError(t, os.Truncate(path, maxModuleBytes+1))
+	require.NoError(t, os.Truncate(path, admission.MaxModuleBytes+1))
 	for _, read := range []func() error{
-		func() error { _, _, err := hashModule(path); return err },
-		func() error { _, err := readModule(path, digest); return err },
+		func() error { _, _, err := admission.HashModule(path); return err },
+		func() error { _, err := admission.ReadModule(path, digest); return err },
 		func() error { _, err := Load(context.Background(), path, Options{NoCache: true}); return err },
 	} {
 		err := read()
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "is 16777217 bytes; the host loads modules of at most 16777216 bytes (16 MiB)")
 	}
-	_, _, err = hashModule(filepath.Join(dir, "missing.wasm"))
+	_, _, err = admission.HashModule(filepath.Join(dir, "missing.wasm"))
 	var le *LoadError
 	require.ErrorAs(t, err, &le)
 	assert.Contains(t, err.Error(), "cannot read the module")

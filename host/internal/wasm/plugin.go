@@ -27,6 +27,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
 	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
@@ -92,7 +93,7 @@ func load(ctx context.Context, path string, opts Options) (*Plugin, error) {
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: "invalid sandbox configuration", Err: err}
 	}
-	digest, size, err := hashModule(path)
+	digest, size, err := admission.HashModule(path)
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +161,12 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 	}
 	// A module this node loaded before was shaped then (modulecache.MapShaped): its shaped bytes are mapped
 	// from the cache, and kept mapped only until the compile has read them.
-	var sh shape
+	var sh admission.Shape
 	var releaseShaped func()
 	if record != nil {
-		sh.module, p.data, releaseShaped = p.readShaped(cache, digest)
+		sh.Module, p.data, releaseShaped = p.readShaped(cache, digest)
 	}
-	cachedShape := sh.module != nil
+	cachedShape := sh.Module != nil
 	// fromCache wraps a failure that the cached files could have caused.
 	fromCache := func(err error) error {
 		if (record != nil || cachedShape) && useCache {
@@ -178,22 +179,22 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 	} else {
 		// The module's own bytes, read once into this process and hashed again: what is shaped
 		// and compiled is what the pin was checked against.
-		module, err := readModule(path, digest)
+		module, err := admission.ReadModule(path, digest)
 		if err != nil {
 			p.Close(ctx)
 			return nil, err
 		}
 		if record == nil {
-			sh, err = limitStructure(path, module)
+			sh, err = admission.Limit(path, module)
 		} else {
-			sh, err = limitCompiledStructure(path, module)
+			sh, err = admission.LimitCompiled(path, module)
 		}
 		if err != nil {
 			p.Close(ctx)
 			return nil, err
 		}
-		if sh.data != nil {
-			p.data = modulecache.HeapData(sh.data)
+		if sh.Data != nil {
+			p.data = modulecache.HeapData(sh.Data)
 		}
 	}
 	checks := p.terminationChecks(cache, digest)
@@ -204,7 +205,7 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 		return nil, &LoadError{Path: path, Reason: "cannot start the runtime", Err: err}
 	}
 	compileStart := time.Now()
-	p.compiled, err = compileWithin(ctx, path, p.runtime, sh.module, o.CompileTimeout)
+	p.compiled, err = compileWithin(ctx, path, p.runtime, sh.Module, o.CompileTimeout)
 	compileTime := time.Since(compileStart)
 	if cachedShape {
 		if _, refused := err.(*LoadError); refused {
@@ -215,7 +216,7 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 		}
 	}
 	if le, ok := err.(*LoadError); ok {
-		// The compile deadline: compileWithin closes the runtime once the abandoned compile
+		// The compile deadline: CompileWithin closes the runtime once the abandoned compile
 		// returns, and the compilation cache (whose engine it is using) is left to the process.
 		p.runtime, p.cache = nil, nil
 		p.Close(ctx)
@@ -276,7 +277,7 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 		// Read from the file by each instance, like every later run: not held on the heap.
 		p.data = cache.Lifted(digest)
 	}
-	sh = shape{}
+	sh = admission.Shape{}
 	p.memo = p.newMemo(cache)
 	releaseMemory()
 	// Recorded once the module has named itself, so the plugin label is its name, not its file's.
@@ -553,7 +554,7 @@ func (p *Plugin) startInstance(ctx context.Context, mod api.Module) (api.Module,
 // nothing else pays for it. It costs a fresh process ~10 ms of CPU (the scavenging, and the page
 // faults when the heap grows again), so it runs once per load: a second release before the
 // compile, when the module was still read onto the heap, saved no RSS since the module is mapped
-// (readModule) and cost ~450 page faults. A forced
+// (ReadModule) and cost ~450 page faults. A forced
 // collection marks the whole live heap, though: past releaseBelow (a large binding context
 // already read) the garbage is a small part of the process and the marking is not, so it is
 // left to the collector's own pace.

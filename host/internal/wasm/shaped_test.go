@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
@@ -27,7 +28,7 @@ func TestTheShapedModuleIsCached(t *testing.T) {
 	loadTest(t, path, o)
 	assert.Contains(t, logs.String(), "cached_shape=false")
 
-	digest, _, err := hashModule(path)
+	digest, _, err := admission.HashModule(path)
 	require.NoError(t, err)
 	cache := modulecache.Dir(o.CacheDir)
 	shapedPath, dataPath := cache.Path(modulecache.Shaped, digest.String()), cache.Path(modulecache.Data, digest.String())
@@ -35,13 +36,13 @@ func TestTheShapedModuleIsCached(t *testing.T) {
 	require.NoError(t, err, "the first load caches the shaped module")
 	module, err := os.ReadFile(path)
 	require.NoError(t, err)
-	want, err := limitStructure(path, module)
+	want, err := admission.Limit(path, module)
 	require.NoError(t, err)
-	require.NotNil(t, want.data, "a Go module's data is lifted out")
-	require.Equal(t, want.module, cached, "the cache holds what the shaping makes")
+	require.NotNil(t, want.Data, "a Go module's data is lifted out")
+	require.Equal(t, want.Module, cached, "the cache holds what the shaping makes")
 	data, err := cache.Read(modulecache.Data, digest.String(), digest)
 	require.NoError(t, err, "and the data beside it")
-	require.Equal(t, want.data, data)
+	require.Equal(t, want.Data, data)
 
 	o2, logs2 := testOptions(t)
 	o2.CacheDir = o.CacheDir
@@ -52,7 +53,7 @@ func TestTheShapedModuleIsCached(t *testing.T) {
 	// Another module's shape and data, copied under this module's names.
 	other := guest(t, "nativemock")
 	loadTest(t, other, o)
-	otherDigest, _, err := hashModule(other)
+	otherDigest, _, err := admission.HashModule(other)
 	require.NoError(t, err)
 	copyFile := func(from, to string) {
 		b, err := os.ReadFile(from)
@@ -69,7 +70,7 @@ func TestTheShapedModuleIsCached(t *testing.T) {
 	forged := func(kind modulecache.Kind, body []byte) func() {
 		return func() { require.NoError(t, cache.Write(kind, digest.String(), digest, body)) }
 	}
-	segmentOutside := appendSleb(append(binary.AppendUvarint(nil, 1), 0, 0x41), 1<<30)
+	segmentOutside := append(append(binary.AppendUvarint(nil, 1), 0, 0x41), wasmtest.SLEB(1<<30)...)
 	segmentOutside = append(binary.AppendUvarint(append(segmentOutside, 0x0b), 1), 'x')
 	for _, c := range []struct {
 		name   string
@@ -97,10 +98,10 @@ func TestTheShapedModuleIsCached(t *testing.T) {
 			require.NoError(t, p.WaitForAPI(ctx, &fakeSession{}), "the module shaped again runs")
 			again, err := cache.Read(modulecache.Shaped, digest.String(), digest)
 			require.NoError(t, err)
-			assert.Equal(t, want.module, again, "the shape was written anew")
+			assert.Equal(t, want.Module, again, "the shape was written anew")
 			again, err = cache.Read(modulecache.Data, digest.String(), digest)
 			require.NoError(t, err)
-			assert.Equal(t, want.data, again, "the data was written anew")
+			assert.Equal(t, want.Data, again, "the data was written anew")
 			o4, logs4 := testOptions(t)
 			o4.CacheDir = o.CacheDir
 			loadTest(t, path, o4)
@@ -119,7 +120,7 @@ func TestAnInstanceWithoutItsDataDoesNotStart(t *testing.T) {
 	o.CacheDir = filepath.Join(t.TempDir(), "cache")
 	o.PoolSize = 1
 	loadTest(t, path, o)
-	digest, _, err := hashModule(path)
+	digest, _, err := admission.HashModule(path)
 	require.NoError(t, err)
 	cache := modulecache.Dir(o.CacheDir)
 	dataPath := cache.Path(modulecache.Data, digest.String())
@@ -158,9 +159,9 @@ func TestShapedVersionNamesTheShaping(t *testing.T) {
 	m := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints(), Tables: []wasmtest.Table{{Min: 3}},
 		Data: []wasmtest.Data{{Offset: 16, Bytes: []byte("ab")}, {Offset: 40, Bytes: []byte("cd")},
 			{Offset: 9000, Bytes: []byte("ef")}}}
-	out, err := limitStructure("m.wasm", m.Encode())
+	out, err := admission.Limit("m.wasm", m.Encode())
 	require.NoError(t, err)
-	sum := sha256.Sum256(append(append([]byte{}, out.module...), out.data...))
+	sum := sha256.Sum256(append(append([]byte{}, out.Module...), out.Data...))
 	const want = "7c13378b3f218e401e0edffbb30a96eb69e5e8b0295ccf595d53e77d019e706b"
 	assert.Equal(t, 3, modulecache.ShapedVersion)
 	assert.Equal(t, want, hex.EncodeToString(sum[:]),

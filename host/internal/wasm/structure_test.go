@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
 )
 
@@ -19,11 +21,11 @@ import (
 // the guest's memory limit; the loader refuses them before compiling anything.
 func TestModulesDeclaringHugeHostAllocationsAreRefused(t *testing.T) {
 	bigTable := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints(),
-		Tables: []wasmtest.Table{{Min: maxTableEntries + 1}}}
+		Tables: []wasmtest.Table{{Min: admission.MaxTableEntries + 1}}}
 	manyTables := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints(),
 		Tables: []wasmtest.Table{{Min: 1}, {Min: 1}, {Min: 1}, {Min: 1}, {Min: 1}}}
 	manyLocals := wasmtest.Module{Memory: true, Exports: append(without("reconcile"),
-		wasmtest.Func{Name: "reconcile", Results: []byte{wasmtest.I32}, Locals: maxLocals + 1})}
+		wasmtest.Func{Name: "reconcile", Results: []byte{wasmtest.I32}, Locals: admission.MaxLocals + 1})}
 	cases := []struct {
 		name   string
 		module []byte
@@ -72,17 +74,17 @@ func TestTableGrowthIsCappedInsideTheGuest(t *testing.T) {
 		return wasmtest.Func{Name: name, Results: []byte{wasmtest.I32}, Body: body}
 	}
 	// Without a maximum, and with one declared far past the cap.
-	declared := uint32(maxTableEntries * 4)
+	declared := uint32(admission.MaxTableEntries * 4)
 	for _, table := range []wasmtest.Table{{Min: 1}, {Min: 1, Max: &declared}} {
 		m := wasmtest.Module{Memory: true, Tables: []wasmtest.Table{table},
-			Exports: []wasmtest.Func{grow("grow_past_cap", maxTableEntries), grow("grow_one", 1)}}
-		b, err := limitStructure("grow.wasm", m.Encode())
+			Exports: []wasmtest.Func{grow("grow_past_cap", admission.MaxTableEntries), grow("grow_one", 1)}}
+		b, err := admission.Limit("grow.wasm", m.Encode())
 		require.NoError(t, err)
 
 		ctx := context.Background()
 		r := wazero.NewRuntime(ctx)
 		defer r.Close(ctx)
-		mod, err := r.Instantiate(ctx, b.module)
+		mod, err := r.Instantiate(ctx, b.Module)
 		require.NoError(t, err)
 		res, err := mod.ExportedFunction("grow_past_cap").Call(ctx)
 		require.NoError(t, err)
@@ -96,16 +98,16 @@ func TestTableGrowthIsCappedInsideTheGuest(t *testing.T) {
 func TestRealPluginsPassTheStructuralLimits(t *testing.T) {
 	b, err := os.ReadFile(guest(t, "pdkmock"))
 	require.NoError(t, err)
-	out, err := limitStructure("pdkmock.wasm", b)
+	out, err := admission.Limit("pdkmock.wasm", b)
 	require.NoError(t, err)
 	assert.Greater(t, dataSegments(t, b), 1000, "Go writes a data segment per run of non-zero bytes")
-	assert.Zero(t, dataSegments(t, out.module), "the data leaves the module")
-	assert.Less(t, segmentCount(t, out.data), 10, "the data segments are merged")
-	again, err := limitStructure("pdkmock.wasm", out.module)
+	assert.Zero(t, dataSegments(t, out.Module), "the data leaves the module")
+	assert.Less(t, segmentCount(t, out.Data), 10, "the data segments are merged")
+	again, err := admission.Limit("pdkmock.wasm", out.Module)
 	require.NoError(t, err)
-	assert.Equal(t, out.module, again.module, "a capped module without its data is left as it is")
-	assert.Nil(t, again.data)
-	assert.Equal(t, memoryAfterStart(t, shape{module: b}), memoryAfterStart(t, out), "the guest starts with the same memory")
+	assert.Equal(t, out.Module, again.Module, "a capped module without its data is left as it is")
+	assert.Nil(t, again.Data)
+	assert.Equal(t, memoryAfterStart(t, admission.Shape{Module: b}), memoryAfterStart(t, out), "the guest starts with the same memory")
 }
 
 // Lifting the data out of the module, and merging its segments, puts the same bytes at the same
@@ -113,7 +115,7 @@ func TestRealPluginsPassTheStructuralLimits(t *testing.T) {
 // or the memory is not the module's own, nothing is changed, and where guest code could run
 // before the host writes the data, or the data does not fit the memory, it is only merged.
 func TestDataSegmentsAreLiftedAndMergedOnlyWhereNothingCanTell(t *testing.T) {
-	far := int32(201 + maxDataGap + 1)
+	far := int32(201 + admission.MaxDataGap + 1)
 	segs := []wasmtest.Data{{Offset: 100, Bytes: []byte("abc")}, {Offset: 10, Bytes: []byte("xy")},
 		{Offset: 200, Bytes: []byte("z")}, {Offset: far, Bytes: []byte("far")}, {Offset: 103, Bytes: []byte("d")}}
 	zero := uint32(0)
@@ -125,11 +127,11 @@ func TestDataSegmentsAreLiftedAndMergedOnlyWhereNothingCanTell(t *testing.T) {
 		"one segment": {wasmtest.Module{Memory: true, Data: segs[:1]}, 1},
 	}
 	for name, c := range lifted {
-		out, err := limitStructure("data.wasm", c.m.Encode())
+		out, err := admission.Limit("data.wasm", c.m.Encode())
 		require.NoError(t, err, name)
-		assert.Zero(t, dataSegments(t, out.module), name)
-		assert.Equal(t, c.segments, segmentCount(t, out.data), name)
-		assert.Equal(t, memoryAfterStart(t, shape{module: c.m.Encode()}), memoryAfterStart(t, out), name)
+		assert.Zero(t, dataSegments(t, out.Module), name)
+		assert.Equal(t, c.segments, segmentCount(t, out.Data), name)
+		assert.Equal(t, memoryAfterStart(t, admission.Shape{Module: c.m.Encode()}), memoryAfterStart(t, out), name)
 	}
 
 	mergedOnly := map[string]wasmtest.Module{
@@ -137,10 +139,10 @@ func TestDataSegmentsAreLiftedAndMergedOnlyWhereNothingCanTell(t *testing.T) {
 			Exports: []wasmtest.Func{{Name: "f"}}, Start: &zero},
 	}
 	for name, m := range mergedOnly {
-		out, err := limitStructure("data.wasm", m.Encode())
+		out, err := admission.Limit("data.wasm", m.Encode())
 		require.NoError(t, err, name)
-		assert.Nil(t, out.data, name)
-		assert.Equal(t, 2, dataSegments(t, out.module), name)
+		assert.Nil(t, out.Data, name)
+		assert.Equal(t, 2, dataSegments(t, out.Module), name)
 	}
 
 	unchanged := map[string]wasmtest.Module{
@@ -152,7 +154,7 @@ func TestDataSegmentsAreLiftedAndMergedOnlyWhereNothingCanTell(t *testing.T) {
 		"a negative offset": {Memory: true, Data: []wasmtest.Data{
 			{Offset: 10, Bytes: []byte("abc")}, {Offset: -1, Bytes: []byte("x")}}},
 		"a segment past the memory's minimum (the instantiation fails as it would have)": {Memory: true,
-			Data: []wasmtest.Data{{Offset: 10, Bytes: []byte("abc")}, {Offset: pageSize - 1, Bytes: []byte("xy")}}},
+			Data: []wasmtest.Data{{Offset: 10, Bytes: []byte("abc")}, {Offset: 1<<16 - 1, Bytes: []byte("xy")}}},
 		"an imported memory": {Data: segs},
 	}
 	for name, m := range unchanged {
@@ -160,17 +162,17 @@ func TestDataSegmentsAreLiftedAndMergedOnlyWhereNothingCanTell(t *testing.T) {
 		if name == "an imported memory" {
 			b = importMemory(t, b)
 		}
-		out, err := limitStructure("data.wasm", b)
+		out, err := admission.Limit("data.wasm", b)
 		require.NoError(t, err, name)
-		assert.Equal(t, b, out.module, name)
-		assert.Nil(t, out.data, name)
+		assert.Equal(t, b, out.Module, name)
+		assert.Nil(t, out.Data, name)
 	}
 }
 
 // importMemory adds an import of env.memory to a module that has no other import.
 func importMemory(t *testing.T, b []byte) []byte {
 	t.Helper()
-	imports := []byte{sectionImport, 10, 1, 3, 'e', 'n', 'v', 3, 'm', 'e', 'm', 2, 0, 1}
+	imports := []byte{2 /* the import section */, 10, 1, 3, 'e', 'n', 'v', 3, 'm', 'e', 'm', 2, 0, 1}
 	imports[1] = byte(len(imports) - 2)
 	return append(append(slices.Clone(b[:8]), imports...), b[8:]...)
 }
@@ -178,7 +180,7 @@ func importMemory(t *testing.T, b []byte) []byte {
 // segmentCount is the number of segments of a data section's body.
 func segmentCount(t *testing.T, body []byte) int {
 	t.Helper()
-	count, n := uvarint32(body)
+	count, n := binary.Uvarint(body)
 	require.Positive(t, n)
 	return int(count)
 }
@@ -187,10 +189,10 @@ func segmentCount(t *testing.T, body []byte) int {
 func dataSegments(t *testing.T, b []byte) int {
 	t.Helper()
 	for pos := 8; pos < len(b); {
-		size, n := uvarint32(b[pos+1:])
+		size, n := binary.Uvarint(b[pos+1:])
 		require.Positive(t, n)
-		if b[pos] == sectionData {
-			count, _ := uvarint32(b[pos+1+n:])
+		if b[pos] == 11 { // the data section
+			count, _ := binary.Uvarint(b[pos+1+n:])
 			return int(count)
 		}
 		pos += 1 + n + int(size)
@@ -200,7 +202,7 @@ func dataSegments(t *testing.T, b []byte) int {
 
 // memoryAfterStart is the module's memory once instantiated by the host's runtime and given its
 // lifted data, before any start function runs.
-func memoryAfterStart(t *testing.T, sh shape) []byte {
+func memoryAfterStart(t *testing.T, sh admission.Shape) []byte {
 	t.Helper()
 	ctx := context.Background()
 	o, _ := testOptions(t)
@@ -209,9 +211,9 @@ func memoryAfterStart(t *testing.T, sh shape) []byte {
 	r, err := newRuntime(ctx, o, nil, &Plugin{opts: o}, true)
 	require.NoError(t, err)
 	defer r.Close(ctx)
-	mod, err := r.InstantiateWithConfig(ctx, sh.module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	mod, err := r.InstantiateWithConfig(ctx, sh.Module, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	require.NoError(t, err)
-	require.NoError(t, modulecache.HeapData(sh.data).Apply(mod.Memory()))
+	require.NoError(t, modulecache.HeapData(sh.Data).Apply(mod.Memory()))
 	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
 	require.True(t, ok)
 	return slices.Clone(mem)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 )
 
 // Watch is told when guest code starts and stops running (Options.Watch). Begin is called just
@@ -62,7 +63,7 @@ func MarkOverrun(path string, opts Options, o Overrun) (string, error) {
 	if opts.NoCache || dir == "" {
 		return "", errors.New("no compilation cache directory to keep the marker in")
 	}
-	digest, _, err := hashModule(path)
+	digest, _, err := admission.HashModule(path)
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
+	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 )
 
 // recordingWatch keeps every bracket a plugin opens and closes.
@@ -112,7 +113,7 @@ func TestAnOverrunMarkerTurnsTheChecksBackOn(t *testing.T) {
 	marker, err := MarkOverrun(path, o, Overrun{Plugin: "mock", Entry: "reconcile", Object: "ns/a", Timeout: "300ms",
 		Time: time.Now()})
 	require.NoError(t, err)
-	digest, _, err := hashModule(path)
+	digest, _, err := admission.HashModule(path)
 	require.NoError(t, err)
 	raw, err := modulecache.Dir(o.CacheDir).Read(modulecache.Overrun, digest.String(), digest)
 	require.NoError(t, err)

@@ -205,3 +205,16 @@ func SLEB(v int32) []byte {
 		out = append(out, c|0x80)
 	}
 }
+
+// NestedBlocks is a function body of n nested empty blocks: cheap to encode, and what makes a
+// compile slow (admission's nesting limit, the compile deadline's tests).
+func NestedBlocks(n int) []byte {
+	var b []byte
+	for range n {
+		b = append(b, 0x02, 0x40) // block (no result)
+	}
+	for range n {
+		b = append(b, 0x0b)
+	}
+	return b
+}

@@ -1,4 +1,4 @@
-package wasm
+package admission
 
 import (
 	"cmp"
@@ -14,15 +14,15 @@ import (
 // most 2,550 functions, one table of about 7,000 entries, at most a few dozen locals per function
 // and at most 10,700 locals in all (docs/reliability.md, "Bounded load").
 const (
-	// maxModuleBytes caps the module itself: every bound below is per module, and the host's
+	// MaxModuleBytes caps the module itself: every bound below is per module, and the host's
 	// memory while it loads one grows with its size (docs/reliability.md, "Bounded load").
-	maxModuleBytes = 16 << 20
-	// maxTableEntries caps each table (8 bytes an entry on the host), at instantiation and when
+	MaxModuleBytes = 16 << 20
+	// MaxTableEntries caps each table (8 bytes an entry on the host), at instantiation and when
 	// the guest grows it with table.grow.
-	maxTableEntries = 1 << 20
+	MaxTableEntries = 1 << 20
 	maxTables       = 4
-	// maxLocals caps the locals of one function.
-	maxLocals = 1 << 16
+	// MaxLocals caps the locals of one function.
+	MaxLocals = 1 << 16
 	// maxModuleLocals caps the locals of all functions together: the compiler keeps state per
 	// local of every function it compiles, so 2,000 unused functions of 65,536 locals each (a
 	// valid 17 KB module) would cost a gigabyte on every run.
@@ -78,8 +78,8 @@ const (
 var sectionNames = [...]string{"custom", "type", "import", "function", "table", "memory", "global",
 	"export", "start", "element", "code", "data", "data count", "tag"}
 
-// limitStructure refuses a module whose declared counts and sizes would make the host allocate
-// memory the sandbox does not bound, and gives every table a maximum of at most maxTableEntries
+// Limit refuses a module whose declared counts and sizes would make the host allocate
+// memory the sandbox does not bound, and gives every table a maximum of at most MaxTableEntries
 // so table.grow fails inside the guest instead of growing the host.
 //
 // It walks every section the way the decoder will and checks every count and size against the
@@ -88,40 +88,41 @@ var sectionNames = [...]string{"custom", "type", "import", "function", "table", 
 // declared number can exceed a small multiple of the module's own size. What it cannot read is
 // refused rather than left to the decoder, which would allocate first and fail after. Function
 // bodies' instructions are not walked: the compiler reads them from bytes already in memory.
-func limitStructure(path string, b []byte) (shape, error) {
+func Limit(path string, b []byte) (Shape, error) {
 	return shapeModule(path, b, true)
 }
 
-// limitCompiledStructure is limitStructure for a module this node has loaded before (its
-// metadata record exists, see load): the function bodies' control flow, which only bounds the
+// LimitCompiled is Limit for a module this node has loaded before (its
+// metadata record exists, see wasm.Load): the function bodies' control flow, which only bounds the
 // compile, passed that load's walk and is not walked again (and with a warm cache nothing is
-// compiled). Everything else is checked and rewritten as limitStructure does, so the compiled
+// compiled). Everything else is checked and rewritten as Limit does, so the compiled
 // bytes, and with them the cache key, are the same.
-func limitCompiledStructure(path string, b []byte) (shape, error) {
+func LimitCompiled(path string, b []byte) (Shape, error) {
 	return shapeModule(path, b, false)
 }
 
-// shape is a module as the host compiles it, and the data the host writes into each instance's
+// Shape is a module as the host compiles it, and the data the host writes into each instance's
 // memory itself (liftable): the module without that data section, and the section's body in the
-// binary format's encoding, merged (planData). data is nil when the module keeps its data section.
-type shape struct {
-	module, data []byte
-	// calls and indirectCalls are what the function bodies call, when they were walked: each
+// binary format's encoding, merged (planData), which is the body of the module's data file
+// (modulecache.Lifted). Data is nil when the module keeps its data section.
+type Shape struct {
+	Module, Data []byte
+	// Calls and IndirectCalls are what the function bodies call, when they were walked: each
 	// costs the compiler memory while it compiles its function (compile.go).
-	calls, indirectCalls uint64
+	Calls, IndirectCalls uint64
 }
 
-func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
+func shapeModule(path string, b []byte, walkBodies bool) (Shape, error) {
 	refuse := func(format string, args ...any) error {
 		return &LoadError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
 	if len(b) < 8 || string(b[:8]) != "\x00asm\x01\x00\x00\x00" {
 		// The decoder refuses the header without allocating, and the header is all it reads. A
-		// copy: the result never shares the caller's bytes (a mapped file, see readModule).
-		return shape{module: slices.Clone(b[:min(len(b), 8)])}, nil
+		// copy: the result never shares the caller's bytes (a mapped file, see ReadModule).
+		return Shape{Module: slices.Clone(b[:min(len(b), 8)])}, nil
 	}
-	if len(b) > maxModuleBytes {
-		return shape{}, refuse("is %d bytes; the host loads modules of at most %d bytes (%d MiB)", len(b), maxModuleBytes, maxModuleBytes>>20)
+	if len(b) > MaxModuleBytes {
+		return Shape{}, refuse("is %d bytes; the host loads modules of at most %d bytes (%d MiB)", len(b), MaxModuleBytes, MaxModuleBytes>>20)
 	}
 	s := &structure{walkBodies: walkBodies}
 	customs := 0
@@ -138,35 +139,35 @@ func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
 		id := b[pos]
 		size, n := uvarint32(b[pos+1:])
 		if n <= 0 {
-			return shape{}, refuse("section header at offset %d is malformed", pos)
+			return Shape{}, refuse("section header at offset %d is malformed", pos)
 		}
 		if size > uint64(len(b)-pos-1-n) {
-			return shape{}, refuse("section %d at offset %d declares %d bytes but only %d remain", id, pos, size, len(b)-pos-1-n)
+			return Shape{}, refuse("section %d at offset %d declares %d bytes but only %d remain", id, pos, size, len(b)-pos-1-n)
 		}
 		whole := b[pos : pos+1+n+int(size)]
 		body := b[pos+1+n : pos+1+n+int(size)]
 		pos += len(whole)
 		if int(id) >= len(sectionNames) {
-			return shape{}, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(whole))
+			return Shape{}, refuse("section id %d at offset %d is not a WebAssembly section", id, pos-len(whole))
 		}
 		if id == sectionCustom {
 			if customs++; customs > maxCustomSections {
-				return shape{}, refuse("has more than %d custom sections", maxCustomSections)
+				return Shape{}, refuse("has more than %d custom sections", maxCustomSections)
 			}
 		}
 		if id == sectionTable {
 			table, err := limitTables(body)
 			if err != nil {
-				return shape{}, refuse("%v", err)
+				return Shape{}, refuse("%v", err)
 			}
 			section(sectionTable, table)
 			continue
 		}
 		if err := s.check(id, body); err != nil {
 			if id == sectionCustom {
-				return shape{}, refuse("custom section %v", err)
+				return Shape{}, refuse("custom section %v", err)
 			}
-			return shape{}, refuse("%s section: %v", sectionNames[id], err)
+			return Shape{}, refuse("%s section: %v", sectionNames[id], err)
 		}
 		if id == sectionData {
 			if plan, ok := s.planData(body, len(b)); ok {
@@ -198,9 +199,9 @@ func shapeModule(path string, b []byte, walkBodies bool) (shape, error) {
 		}
 		out = append(out, p...)
 	}
-	sh := shape{module: out, calls: s.calls, indirectCalls: s.indirectCalls}
+	sh := Shape{Module: out, Calls: s.calls, IndirectCalls: s.indirectCalls}
 	if lifted != nil {
-		sh.data = lifted.appendBody(make([]byte, 0, lifted.bodySize))
+		sh.Data = lifted.appendBody(make([]byte, 0, lifted.bodySize))
 	}
 	return sh, nil
 }
@@ -312,8 +313,8 @@ func (s *structure) checkCode(r *reader) error {
 		for j := uint64(0); j < n && !fn.bad; j++ {
 			c := fn.leb()
 			fn.valType()
-			if c > maxLocals-total {
-				return fmt.Errorf("function body %d declares more than %d locals", i, maxLocals)
+			if c > MaxLocals-total {
+				return fmt.Errorf("function body %d declares more than %d locals", i, MaxLocals)
 			}
 			total += c
 			if s.locals += c; s.locals > maxModuleLocals {
@@ -354,7 +355,7 @@ func limitTables(body []byte) ([]byte, error) {
 			return nil, fmt.Errorf("table %d has malformed limits", i)
 		}
 		b = b[n:]
-		maximum := uint64(maxTableEntries)
+		maximum := uint64(MaxTableEntries)
 		if hasMax {
 			declared, n := uvarint32(b)
 			if n <= 0 {
@@ -363,8 +364,8 @@ func limitTables(body []byte) ([]byte, error) {
 			b = b[n:]
 			maximum = min(maximum, declared)
 		}
-		if minimum > maxTableEntries {
-			return nil, fmt.Errorf("table %d has %d entries; the host allows at most %d", i, minimum, maxTableEntries)
+		if minimum > MaxTableEntries {
+			return nil, fmt.Errorf("table %d has %d entries; the host allows at most %d", i, minimum, MaxTableEntries)
 		}
 		maximum = max(maximum, minimum)
 		out = append(out, refType, 1)
@@ -568,11 +569,11 @@ func checkImport(r *reader) (memory bool, err error) {
 	return false, nil
 }
 
-// maxDataGap is the largest run of zeros planData writes between two data segments.
-const maxDataGap = 4096
+// MaxDataGap is the largest run of zeros planData writes between two data segments.
+const MaxDataGap = 4096
 
 // planData plans a data section (body already checked) whose active segments are merged where
-// they are at most maxDataGap bytes apart, the gaps written as zeros, and reports whether the
+// they are at most MaxDataGap bytes apart, the gaps written as zeros, and reports whether the
 // section may be rewritten at all; the plan writes the section straight into the shaped module
 // (dataPlan.appendTo), or, lifted (liftable), apart from it (appendBody).
 //
@@ -636,7 +637,7 @@ func (s *structure) planData(body []byte, moduleSize int) (*dataPlan, bool) {
 			return nil, false // overlapping: the later segment wins, so their order matters
 		}
 		gap := sg.offset - end
-		if gap > maxDataGap || zeros+int(gap) > max(moduleSize, 1<<20) {
+		if gap > MaxDataGap || zeros+int(gap) > max(moduleSize, 1<<20) {
 			plan.runs = append(plan.runs, dataRun{first: i + 1, offset: sg.offset, size: uint64(sg.end - sg.start)})
 			continue
 		}
@@ -677,7 +678,7 @@ type dataPlan struct {
 func (d *dataPlan) merges() bool { return d.merged }
 
 // liftable reports whether the planned data may leave the module, for the host to write into
-// each instance's memory itself (applyData) before anything in the guest runs.
+// each instance's memory itself (modulecache.Lifted.Apply) before anything in the guest runs.
 //
 // wazero keeps a decoded copy of every data segment for the life of the compiled module, and
 // decodes it from the shaped module's pages in every hook run, while the compiled code is read

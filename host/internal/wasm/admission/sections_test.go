@@ -1,4 +1,4 @@
-package wasm
+package admission
 
 import (
 	"maps"
@@ -154,7 +154,7 @@ func TestEverySectionKindIsCapped(t *testing.T) {
 	dense := denseModules(denseSize)
 	for _, name := range sortedNames(dense) {
 		t.Run(name, func(t *testing.T) {
-			_, err := limitStructure("dense.wasm", dense[name])
+			_, err := Limit("dense.wasm", dense[name])
 			switch name {
 			case "const and drop", "data bytes", "custom bytes":
 				assert.NoError(t, err, "what costs the host less than the bound per byte is not counted")
@@ -166,12 +166,12 @@ func TestEverySectionKindIsCapped(t *testing.T) {
 	}
 	caps := atTheCaps()
 	for _, name := range sortedNames(caps) {
-		_, err := limitStructure("caps.wasm", caps[name])
+		_, err := Limit("caps.wasm", caps[name])
 		assert.NoError(t, err, "%s at the cap", name)
 	}
-	big := make([]byte, maxModuleBytes+1)
+	big := make([]byte, MaxModuleBytes+1)
 	copy(big, wasmHeader)
-	_, err := limitStructure("big.wasm", big)
+	_, err := Limit("big.wasm", big)
 	require.Error(t, err)
 	assert.Equal(t, "wasm plugin big.wasm: is 16777217 bytes; the host loads modules of at most 16777216 bytes (16 MiB)", err.Error())
 }

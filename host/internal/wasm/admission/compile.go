@@ -1,4 +1,4 @@
-package wasm
+package admission
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
-
-	"github.com/tetratelabs/wazero"
 )
 
 // Compile budget. The compiler's time and memory grow faster than linearly with some control
@@ -32,8 +30,8 @@ const (
 	// maxFunctionBytes bounds one function body: the compiler's memory for one function grows with
 	// it.
 	maxFunctionBytes = 1 << 18
-	// maxNesting bounds how deep blocks, loops, ifs and trys nest in one function.
-	maxNesting = 1 << 12
+	// MaxNesting bounds how deep blocks, loops, ifs and trys nest in one function.
+	MaxNesting = 1 << 12
 	// maxBrTableTargets bounds one br_table; maxFunctionBrTargets all br_table targets of one
 	// function.
 	maxBrTableTargets    = 1 << 14
@@ -71,8 +69,8 @@ func (s *structure) checkBody(i uint64, body []byte) error {
 					return nil
 				})
 			}
-			if depth++; depth > maxNesting {
-				return fmt.Errorf("function body %d nests blocks deeper than %d", i, maxNesting)
+			if depth++; depth > MaxNesting {
+				return fmt.Errorf("function body %d nests blocks deeper than %d", i, MaxNesting)
 			}
 		case op == 0x0b: // end
 			depth--
@@ -164,45 +162,47 @@ func memarg(r *reader) {
 	r.leb()
 }
 
-// compileWithin compiles the checked module and gives up at timeout with a *LoadError naming the
-// module and the knob; r then belongs to compileWithin, which closes it once the compile returns. wazero stops between functions when ctx ends; one function already being
-// compiled finishes in the background, bounded by checkBody, while the hook exits with the error.
-func compileWithin(parent context.Context, path string, r wazero.Runtime, b []byte, timeout time.Duration) (wazero.CompiledModule, error) {
+// CompileWithin runs compile (the runtime compiling the module Limit shaped) and gives up at
+// timeout with a *LoadError naming the module and the knob. The runtime stops between functions
+// when ctx ends; one function already being compiled finishes in the background, bounded by
+// checkBody, while the hook exits with the error, and abandoned runs once it has returned (the
+// runtime cannot be closed under a running compile, so the caller must leave it to abandoned).
+func CompileWithin[M any](parent context.Context, path string, timeout time.Duration, compile func(ctx context.Context) (M, error), abandoned func()) (M, error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	type result struct {
-		m   wazero.CompiledModule
+		m   M
 		err error
 	}
+	var none M
 	done := make(chan result, 1)
 	go func() {
-		// b may be a mapped file (readShaped): a fault on it fails the compile, not the host.
+		// The bytes may be a mapped file (modulecache.MapShaped): a fault on them fails the
+		// compile, not the host.
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() {
 			if r := recover(); r != nil {
 				if _, fault := r.(interface{ Addr() uintptr }); !fault {
 					panic(r)
 				}
-				done <- result{nil, errors.New("the bytes changed while they were read")}
+				done <- result{none, errors.New("the bytes changed while they were read")}
 			}
 		}()
-		m, err := r.CompileModule(ctx, b)
+		m, err := compile(ctx)
 		done <- result{m, err}
 	}()
 	select {
 	case res := <-done:
 		if res.err != nil && ctx.Err() != nil {
-			return nil, compileStopped(parent, path, timeout)
+			return none, compileStopped(parent, path, timeout)
 		}
 		return res.m, res.err
 	case <-ctx.Done():
-		// The runtime cannot be closed under a running compile; it is closed when the compile
-		// returns, and the caller must not close it.
 		go func() {
 			<-done
-			r.Close(context.Background())
+			abandoned()
 		}()
-		return nil, compileStopped(parent, path, timeout)
+		return none, compileStopped(parent, path, timeout)
 	}
 }
 

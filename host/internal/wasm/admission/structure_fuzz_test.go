@@ -1,4 +1,4 @@
-package wasm
+package admission
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // allocated counts, freed or not, so the check is stricter than the peak; a call and an indirect
 // call each add what the compiler allocates for it and frees with its function, which the peak
 // of TestLoadMemoryStaysWithinTheBound never holds for more than one function's calls).
-// Run with: go test -run XXX -fuzz FuzzLimitStructure ./host/internal/wasm/
+// Run with: go test -run XXX -fuzz FuzzLimitStructure ./host/internal/wasm/admission/
 // What compiling one call and one indirect call allocates in all (measured ~0.9 KB and ~13 KB).
 const (
 	allocPerCall         = 1 << 10
@@ -41,19 +41,19 @@ func FuzzLimitStructure(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		before := allocated()
-		out, err := limitStructure("fuzz.wasm", b)
+		out, err := Limit("fuzz.wasm", b)
 		if err != nil {
 			return
 		}
-		if m, err := r.CompileModule(ctx, out.module); err == nil {
+		if m, err := r.CompileModule(ctx, out.Module); err == nil {
 			m.Close(ctx)
 		}
-		bound := uint64(len(b))*loadBytesPerModuleByte + loadFixedBudget + out.calls*allocPerCall + out.indirectCalls*allocPerIndirectCall
+		bound := uint64(len(b))*LoadBytesPerModuleByte + LoadFixedBudget + out.Calls*allocPerCall + out.IndirectCalls*allocPerIndirectCall
 		if used := allocated() - before; used > bound {
 			t.Fatalf("checking and compiling a %d-byte module allocated %d bytes, over the bound of %d", len(b), used, bound)
 		}
-		again, err := limitStructure("fuzz.wasm", out.module)
-		if err != nil || !bytes.Equal(out.module, again.module) || again.data != nil {
+		again, err := Limit("fuzz.wasm", out.Module)
+		if err != nil || !bytes.Equal(out.Module, again.Module) || again.Data != nil {
 			t.Fatalf("a module let through changes or is refused on a second scan: %v", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package wasm
+package admission
 
 import (
 	"bytes"
@@ -12,17 +12,17 @@ import (
 
 // The module file is read in one of two ways, and in both the bytes the pin was checked against
 // are the bytes compiled. A hook run that finds the module's shaped bytes in the cache
-// (modulecache, tied to the module's digest) needs only the digest: hashModule reads the file
+// (modulecache, tied to the module's digest) needs only the digest: HashModule reads the file
 // through a small buffer and never holds it. A load that shapes the module reads it once into
-// the process's own memory (readModule) and hashes that copy, so a file changed between the pin
+// the process's own memory (ReadModule) and hashes that copy, so a file changed between the pin
 // check and the shaping is refused rather than compiled: a mapping of the file (MAP_PRIVATE) would
 // see such a change.
 
-// hashModule is the module's sha256 and size, read through a small buffer: --config and a hook
+// HashModule is the module's sha256 and size, read through a small buffer: --config and a hook
 // run from the cache need only the digest, and holding the 4 MB module would cost them a garbage
 // collection (the heap's first goal is 4 MiB) with its threads. A file larger than the host loads
 // is refused before it is read.
-func hashModule(path string) (modulecache.Digest, int64, error) {
+func HashModule(path string) (modulecache.Digest, int64, error) {
 	var d modulecache.Digest
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,20 +33,20 @@ func hashModule(path string) (modulecache.Digest, int64, error) {
 		return d, 0, err
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, io.LimitReader(f, maxModuleBytes+1), make([]byte, 64<<10))
+	n, err := io.CopyBuffer(h, io.LimitReader(f, MaxModuleBytes+1), make([]byte, 64<<10))
 	if err != nil {
 		return d, 0, &LoadError{Path: path, Reason: "cannot read the module", Err: err}
 	}
-	if n > maxModuleBytes {
+	if n > MaxModuleBytes {
 		return d, 0, tooLarge(path, n)
 	}
 	h.Sum(d[:0])
 	return d, n, nil
 }
 
-// readModule reads the module whose digest hashModule returned into memory of its own and
+// ReadModule reads the module whose digest HashModule returned into memory of its own and
 // checks the copy is still that module.
-func readModule(path string, digest modulecache.Digest) ([]byte, error) {
+func ReadModule(path string, digest modulecache.Digest) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: "cannot read the module", Err: err}
@@ -59,7 +59,7 @@ func readModule(path string, digest modulecache.Digest) ([]byte, error) {
 	if st, err := f.Stat(); err == nil {
 		buf.Grow(int(st.Size()) + 1)
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxModuleBytes+1)); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxModuleBytes+1)); err != nil {
 		return nil, &LoadError{Path: path, Reason: "cannot read the module", Err: err}
 	}
 	b := buf.Bytes()
@@ -75,7 +75,7 @@ func checkModuleSize(path string, f *os.File) error {
 	if err != nil {
 		return &LoadError{Path: path, Reason: "cannot read the module", Err: err}
 	}
-	if st.Size() > maxModuleBytes {
+	if st.Size() > MaxModuleBytes {
 		return tooLarge(path, st.Size())
 	}
 	return nil
@@ -83,5 +83,5 @@ func checkModuleSize(path string, f *os.File) error {
 
 func tooLarge(path string, size int64) error {
 	return &LoadError{Path: path, Reason: fmt.Sprintf("is %d bytes; the host loads modules of at most %d bytes (%d MiB)",
-		size, maxModuleBytes, maxModuleBytes>>20)}
+		size, MaxModuleBytes, MaxModuleBytes>>20)}
 }

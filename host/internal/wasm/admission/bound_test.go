@@ -1,4 +1,4 @@
-package wasm
+package admission
 
 import (
 	"context"
@@ -17,15 +17,6 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/peakrss"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/wasmtest"
-)
-
-// The documented bound on the host's own memory while it checks, decodes and compiles a module
-// (docs/reliability.md, "Bounded load"): the peak RSS of a process that loads one module stays
-// within that of a process that loads the smallest module, plus loadBytesPerModuleByte for each
-// byte of the module, plus loadFixedBudget.
-const (
-	loadBytesPerModuleByte = 16
-	loadFixedBudget        = 64 << 20
 )
 
 // loadChildEnv names the module a child test process loads (TestMain), under an address-space
@@ -54,12 +45,12 @@ func loadChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	sh, err := limitStructure(path, b)
+	sh, err := Limit(path, b)
 	if err != nil {
 		fmt.Println("refused:", err)
 		return 0
 	}
-	b = sh.module
+	b = sh.Module
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	defer r.Close(ctx)
@@ -89,7 +80,7 @@ func hostileModules() map[string][]byte {
 	}
 	fat := wasmtest.Module{Memory: true}
 	for i := range 2000 {
-		fat.Exports = append(fat.Exports, wasmtest.Func{Name: fmt.Sprint("f", i), Locals: maxLocals})
+		fat.Exports = append(fat.Exports, wasmtest.Func{Name: fmt.Sprint("f", i), Locals: MaxLocals})
 	}
 	return map[string][]byte{
 		"type count":             hdr(sec(1, huge)...),
@@ -137,7 +128,7 @@ func uleb(v uint64) []byte {
 func TestHostileModulesOfEverySectionKindAreRefused(t *testing.T) {
 	for name, m := range hostileModules() {
 		t.Run(name, func(t *testing.T) {
-			_, err := limitStructure("hostile.wasm", m)
+			_, err := Limit("hostile.wasm", m)
 			var le *LoadError
 			require.ErrorAs(t, err, &le, "a module declaring more than it holds is refused")
 			assert.Contains(t, err.Error(), "wasm plugin hostile.wasm: ")
@@ -186,7 +177,7 @@ func TestLoadMemoryStaysWithinTheBound(t *testing.T) {
 	smallest := wasmtest.Module{Memory: true, Exports: wasmtest.EntryPoints()}.Encode()
 	base, out := run("smallest", smallest)
 	require.Contains(t, out, "compiled")
-	bound := func(size int) int64 { return base + int64(size)*loadBytesPerModuleByte + loadFixedBudget }
+	bound := func(size int) int64 { return base + int64(size)*LoadBytesPerModuleByte + LoadFixedBudget }
 	check := func(what, name string, m []byte) {
 		rss, out := run(what+" "+name, m)
 		result, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
@@ -194,7 +185,7 @@ func TestLoadMemoryStaysWithinTheBound(t *testing.T) {
 		assert.LessOrEqual(t, rss, bound(len(m)), "%s %s: peak RSS %d MiB, bound %d MiB", what, name, rss>>20, bound(len(m))>>20)
 	}
 
-	real, err := os.ReadFile(guest(t, "pdkmock"))
+	real, err := os.ReadFile(wasmtest.BuildGuest(t, "../testdata/guests", "pdkmock", "../../../../pdk"))
 	require.NoError(t, err)
 	rss, out := run("a real plugin", real)
 	require.Contains(t, out, "compiled")
@@ -210,7 +201,7 @@ func TestLoadMemoryStaysWithinTheBound(t *testing.T) {
 	caps := atTheCaps()
 	for _, name := range sortedNames(caps) {
 		m := caps[name]
-		_, err := limitStructure("caps.wasm", m)
+		_, err := Limit("caps.wasm", m)
 		require.NoError(t, err, "%s at the cap is let through", name)
 		check("at the cap", name, m)
 	}
