@@ -165,9 +165,10 @@ func TestGeneratedModules(t *testing.T) {
 		{Options{Name: "neutron-address-scopes"}, false, []string{"--- PASS: TestCreateConvergeEditDelete"}},
 		{Options{Name: "neutron-widgets", Path: "v2.0/widgets"}, false, []string{"--- PASS: TestRefusesBadSpecs"}},
 		// Ironic: bare bodies, JSON Patch, the microversion, trait names, ownership in extra;
-		// deploy templates as the system-scoped admin.
+		// deploy templates as the system-scoped admin. The kit runs on runbooks (the Ironic shape
+		// is the same; each kit run costs a wasm build), and test/e2e runs both on real Ironic.
 		{Options{Name: "ironic-runbooks"}, true, []string{"--- PASS: TestLeavesAHandMadeOneAlone", "--- PASS: TestConformance/cleanup"}},
-		{Options{Name: "ironic-deploy-templates"}, true, []string{"--- PASS: TestCreateConvergeEditDelete", "--- PASS: TestConformance/cleanup"}},
+		{Options{Name: "ironic-deploy-templates"}, false, []string{"--- PASS: TestCreateConvergeEditDelete", "--- PASS: TestImportObservesOnly"}},
 	} {
 		t.Run(c.o.Name, func(t *testing.T) {
 			t.Parallel()
