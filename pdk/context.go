@@ -72,6 +72,8 @@ func init() {
 	testhook.Unchanged = func(ctx any, evidence [][]byte) bool { return ctx.(*Context).unchanged(evidence) }
 	testhook.Recorded = func() any { return recorded() }
 	testhook.DecodeJSON = decodeJSON
+	testhook.SkipStatus = func(m any) { m.(*Metadata).skipStatus = true }
+	testhook.SkipsStatus = func(m any) bool { return m.(*Metadata).skipStatus }
 	testhook.EncodeResult = func(res any) ([]byte, bool, error) {
 		r := res.(*Result)
 		out, werr := encodeResult(r)
@@ -82,7 +84,7 @@ func init() {
 	}
 	testhook.DecodeReconcile = func(input []byte) (any, error) {
 		var msg reconcileMessage
-		err := decodeReconcile(input, &msg, registered != nil && registered.Metadata.SkipStatus)
+		err := decodeReconcile(input, &msg, registered != nil && registered.Metadata.skipStatus)
 		return &msg.ReconcileRequest, err
 	}
 }

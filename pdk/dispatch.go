@@ -9,27 +9,19 @@ import (
 	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
-// Entry point names, shared by the wasm exports and the native dispatcher tests: the host's
-// (package abi).
-const (
-	entryMetadata   = abi.EntryMetadata
-	entryWaitForAPI = abi.EntryWaitForAPI
-	entryGroupBegin = abi.EntryGroupBegin
-	entryGroupEnd   = abi.EntryGroupEnd
-	entryReconcile  = abi.EntryReconcile
-	entryPrune      = abi.EntryPrune
-	entryDelete     = abi.EntryDelete
-	entryRemark     = abi.EntryRemark
-)
-
 // instance is the guest-side state of one wasm instance: the open group's cache.
 type instance struct {
 	groupCache map[string]any
 }
 
-type metadataMessage struct {
-	ABIVersion int `json:"abi_version"`
-	Metadata
+// wire is m as the metadata entry point reports it: the ABI's message, with what the stable
+// Metadata does not show (experimental.SkipStatus).
+func (m *Metadata) wire() abi.Metadata {
+	return abi.Metadata{ABIVersion: ABIVersion, Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix,
+		BindingName: m.BindingName, Probe: m.Probe, Grants: m.Grants, Cleanup: m.Cleanup, HasPrune: m.HasPrune,
+		Version: m.Version, Description: m.Description, Source: m.Source, HasRemark: m.HasRemark,
+		HasDelete: m.HasDelete, Lifecycle: m.Lifecycle, PruneScope: m.PruneScope, SkipStatus: m.skipStatus,
+		StatusKeys: m.StatusKeys, PruneKeys: m.PruneKeys, Sources: m.Sources, Profiles: m.Profiles}
 }
 
 type reconcileMessage struct {
@@ -49,7 +41,7 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *abi.E
 	if p == nil {
 		return nil, &abi.Error{Message: "no plugin registered: call pdk.Register from an init function", Permanent: true}
 	}
-	if entry != entryMetadata && !hasCurrentABI(input) {
+	if entry != abi.EntryMetadata && !hasCurrentABI(input) {
 		var env abi.Envelope
 		if err := json.Unmarshal(input, &env); err != nil {
 			return nil, &abi.Error{Message: fmt.Sprintf("%s: decoding input: %v", entry, err), Permanent: true}
@@ -60,29 +52,29 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *abi.E
 		}
 	}
 	switch entry {
-	case entryMetadata:
-		return marshal(metadataMessage{ABIVersion: ABIVersion, Metadata: p.Metadata})
-	case entryGroupBegin:
+	case abi.EntryMetadata:
+		return marshal(p.Metadata.wire())
+	case abi.EntryGroupBegin:
 		in.groupCache = map[string]any{}
 		return nil, nil
-	case entryGroupEnd:
+	case abi.EntryGroupEnd:
 		in.groupCache = nil
 		return nil, nil
-	case entryWaitForAPI:
+	case abi.EntryWaitForAPI:
 		if p.WaitForAPI == nil {
 			return nil, nil
 		}
 		return nil, toWire(p.WaitForAPI(newContext(h, nil)))
-	case entryReconcile, entryDelete:
+	case abi.EntryReconcile, abi.EntryDelete:
 		handler := p.Reconcile
-		if entry == entryDelete {
+		if entry == abi.EntryDelete {
 			handler = p.Delete
 		}
 		if handler == nil {
 			return nil, &abi.Error{Message: "plugin has no " + entry + " handler", Permanent: true}
 		}
 		var msg reconcileMessage
-		if err := decodeReconcile(input, &msg, p.Metadata.SkipStatus); err != nil {
+		if err := decodeReconcile(input, &msg, p.Metadata.skipStatus); err != nil {
 			return nil, &abi.Error{Message: entry + ": decoding input: " + err.Error(), Permanent: true}
 		}
 		ctx := newContext(h, in.groupCache)
@@ -94,7 +86,7 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *abi.E
 			res = &Result{}
 		}
 		return encodeResult(res)
-	case entryPrune:
+	case abi.EntryPrune:
 		if p.Prune == nil {
 			return nil, &abi.Error{Message: "plugin has no Prune handler", Permanent: true}
 		}
@@ -103,7 +95,7 @@ func (in *instance) dispatch(entry string, input []byte, h host) ([]byte, *abi.E
 			return nil, &abi.Error{Message: "prune: decoding input: " + err.Error(), Permanent: true}
 		}
 		return nil, toWire(p.Prune(newContext(h, nil), &msg.PruneRequest))
-	case entryRemark:
+	case abi.EntryRemark:
 		if p.Remark == nil {
 			return nil, &abi.Error{Message: "plugin has no Remark handler", Permanent: true}
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 type recordingHost struct {
@@ -60,18 +62,18 @@ func TestDispatchReconcileUsesGroupCacheAndReturnsResult(t *testing.T) {
 	var in instance
 	h := &recordingHost{}
 	input := `{"abi_version":1,"object":{"kind":"K","namespace":"ns","name":"cr"},"spec":{"name":"a"}}`
-	_, werr := in.dispatch(entryGroupBegin, []byte(`{"abi_version":1}`), h)
+	_, werr := in.dispatch(abi.EntryGroupBegin, []byte(`{"abi_version":1}`), h)
 	require.Nil(t, werr)
 	for range 2 {
-		out, werr := in.dispatch(entryReconcile, []byte(input), h)
+		out, werr := in.dispatch(abi.EntryReconcile, []byte(input), h)
 		require.Nil(t, werr)
 		assert.JSONEq(t, `{"notes":["hello a cr"]}`, string(out))
 	}
-	_, werr = in.dispatch(entryGroupEnd, []byte(`{"abi_version":1}`), h)
+	_, werr = in.dispatch(abi.EntryGroupEnd, []byte(`{"abi_version":1}`), h)
 	require.Nil(t, werr)
-	_, werr = in.dispatch(entryGroupBegin, []byte(`{"abi_version":1}`), h)
+	_, werr = in.dispatch(abi.EntryGroupBegin, []byte(`{"abi_version":1}`), h)
 	require.Nil(t, werr)
-	_, werr = in.dispatch(entryReconcile, []byte(input), h)
+	_, werr = in.dispatch(abi.EntryReconcile, []byte(input), h)
 	require.Nil(t, werr)
 	assert.Equal(t, []int{0, 1, 0}, seen, "the cache is shared within a group and never across groups")
 }
@@ -83,7 +85,7 @@ func TestDispatchSkipStatus(t *testing.T) {
 	for _, skip := range []bool{false, true} {
 		var got map[string]any
 		withPlugin(t, Plugin{
-			Metadata:   Metadata{Name: "x", EnvPrefix: "X", SkipStatus: skip},
+			Metadata:   Metadata{Name: "x", EnvPrefix: "X", skipStatus: skip},
 			WaitForAPI: func(*Context) error { return nil },
 			Reconcile: func(_ *Context, req *ReconcileRequest) (*Result, error) {
 				got = req.Status
@@ -91,14 +93,14 @@ func TestDispatchSkipStatus(t *testing.T) {
 			},
 		})
 		var in instance
-		_, werr := in.dispatch(entryReconcile, input, &recordingHost{})
+		_, werr := in.dispatch(abi.EntryReconcile, input, &recordingHost{})
 		require.Nil(t, werr)
 		if skip {
 			assert.Nil(t, got)
 		} else {
 			assert.Equal(t, map[string]any{"id": "r1"}, got)
 		}
-		out, werr := in.dispatch(entryMetadata, nil, &recordingHost{})
+		out, werr := in.dispatch(abi.EntryMetadata, nil, &recordingHost{})
 		require.Nil(t, werr)
 		assert.Equal(t, skip, strings.Contains(string(out), `"skip_status":true`), "%s", out)
 	}
@@ -113,17 +115,17 @@ func TestDispatchErrorsCarryReasonAndPermanence(t *testing.T) {
 		},
 	})
 	var in instance
-	_, werr := in.dispatch(entryWaitForAPI, []byte(`{"abi_version":1}`), &recordingHost{})
+	_, werr := in.dispatch(abi.EntryWaitForAPI, []byte(`{"abi_version":1}`), &recordingHost{})
 	require.NotNil(t, werr)
 	assert.Equal(t, "API too old", werr.Message)
 	assert.True(t, werr.Permanent)
 
-	_, werr = in.dispatch(entryReconcile, []byte(`{"abi_version":1,"spec":{}}`), &recordingHost{})
+	_, werr = in.dispatch(abi.EntryReconcile, []byte(`{"abi_version":1,"spec":{}}`), &recordingHost{})
 	require.NotNil(t, werr)
 	assert.Equal(t, "FlavorConflict", werr.Reason)
 	assert.False(t, werr.Permanent)
 
-	_, werr = in.dispatch(entryReconcile, []byte(`{"abi_version":2,"spec":{}}`), &recordingHost{})
+	_, werr = in.dispatch(abi.EntryReconcile, []byte(`{"abi_version":2,"spec":{}}`), &recordingHost{})
 	require.NotNil(t, werr)
 	assert.Contains(t, werr.Message, "host speaks ABI version 2")
 }
@@ -143,11 +145,11 @@ func TestDispatchMetadataAndPruneDecode(t *testing.T) {
 		},
 	})
 	var in instance
-	out, werr := in.dispatch(entryMetadata, nil, &recordingHost{})
+	out, werr := in.dispatch(abi.EntryMetadata, nil, &recordingHost{})
 	require.Nil(t, werr)
 	assert.JSONEq(t, `{"abi_version":1,"name":"x","noun":"","env_prefix":"X","binding_name":"","has_prune":true,
 		"grants":[{"service":"network","methods":["GET"],"paths":["v2.0/a"]}],"cleanup":{"when_no_prune":"BEST_EFFORT_PRUNE"}}`, string(out))
-	_, werr = in.dispatch(entryPrune, []byte(`{"abi_version":1,"desired_specs":[{"name":"a"},{"name":"b"}],"authoritative_empty":true}`), &recordingHost{})
+	_, werr = in.dispatch(abi.EntryPrune, []byte(`{"abi_version":1,"desired_specs":[{"name":"a"},{"name":"b"}],"authoritative_empty":true}`), &recordingHost{})
 	require.Nil(t, werr)
 	assert.Equal(t, []spec{{"a"}, {"b"}}, got)
 	assert.True(t, authoritative)
@@ -173,9 +175,9 @@ func TestRegisterRefusesInvalidPlugins(t *testing.T) {
 		"group prune scope without prune": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: PruneScopeGroup},
 			WaitForAPI: ok, Reconcile: rec},
 		"unknown prune scope": {Metadata: Metadata{Name: "x", EnvPrefix: "X", PruneScope: "tenant"}, WaitForAPI: ok, Reconcile: rec},
-		"skip status with lifecycle": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true, SkipStatus: true},
+		"skip status with lifecycle": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true, skipStatus: true},
 			WaitForAPI: ok, Reconcile: rec},
-		"status keys with skip status": {Metadata: Metadata{Name: "x", EnvPrefix: "X", SkipStatus: true, StatusKeys: []string{"id"}},
+		"status keys with skip status": {Metadata: Metadata{Name: "x", EnvPrefix: "X", skipStatus: true, StatusKeys: []string{"id"}},
 			WaitForAPI: ok, Reconcile: rec},
 		"lifecycle status keys without id": {Metadata: Metadata{Name: "x", EnvPrefix: "X", Lifecycle: true, StatusKeys: []string{"resource"}},
 			WaitForAPI: ok, Reconcile: rec},
@@ -291,11 +293,11 @@ func TestDispatchDeleteGetsTheDeletedCRAndReturnsItsLifecycle(t *testing.T) {
 		},
 	})
 	var in instance
-	meta, werr := in.dispatch(entryMetadata, nil, &recordingHost{})
+	meta, werr := in.dispatch(abi.EntryMetadata, nil, &recordingHost{})
 	require.Nil(t, werr)
 	assert.Contains(t, string(meta), `"has_delete":true`)
 	assert.Contains(t, string(meta), `"lifecycle":true`)
-	out, werr := in.dispatch(entryDelete, []byte(`{"abi_version":1,"object":{"kind":"K","name":"a"},"spec":{"name":"a"},"status":{"id":"r1"}}`), &recordingHost{})
+	out, werr := in.dispatch(abi.EntryDelete, []byte(`{"abi_version":1,"object":{"kind":"K","name":"a"},"spec":{"name":"a"},"status":{"id":"r1"}}`), &recordingHost{})
 	require.Nil(t, werr)
 	require.NotNil(t, seen)
 	assert.Equal(t, "r1", seen.Status["id"])
@@ -307,7 +309,7 @@ func TestDispatchDeleteWithoutHandlerIsPermanent(t *testing.T) {
 	withPlugin(t, Plugin{Metadata: Metadata{Name: "x", EnvPrefix: "X"}, WaitForAPI: func(*Context) error { return nil },
 		Reconcile: func(*Context, *ReconcileRequest) (*Result, error) { return nil, nil }})
 	var in instance
-	_, werr := in.dispatch(entryDelete, []byte(`{"abi_version":1}`), &recordingHost{})
+	_, werr := in.dispatch(abi.EntryDelete, []byte(`{"abi_version":1}`), &recordingHost{})
 	require.NotNil(t, werr)
 	assert.True(t, werr.Permanent)
 	assert.Contains(t, werr.Message, "no delete handler")
@@ -368,7 +370,7 @@ func TestRemarkDispatch(t *testing.T) {
 		}})
 	assert.True(t, Registered().Metadata.HasRemark)
 	in := &instance{}
-	out, werr := in.dispatch(entryRemark, []byte(`{"abi_version":1,"object":{"kind":"K","name":"a"},"spec":{"name":"a"},"from":"understack","to":"openstack-sync","dry_run":true}`), &recordingHost{})
+	out, werr := in.dispatch(abi.EntryRemark, []byte(`{"abi_version":1,"object":{"kind":"K","name":"a"},"spec":{"name":"a"},"from":"understack","to":"openstack-sync","dry_run":true}`), &recordingHost{})
 	require.Nil(t, werr)
 	assert.JSONEq(t, `{"changes":["thing a: marker x -> y"]}`, string(out))
 	assert.Equal(t, "understack", got.From)

@@ -1,53 +1,25 @@
 package pdk
 
-import "errors"
+import "github.com/openstack-sync/openstack-sync/pdk/abi"
+
+// The error markers are package abi's, which the host reads too: the reason and permanence a
+// plugin's error carries reach the host as the same markers (docs/abi.md, "error_set").
 
 // ReasonError carries a CamelCase reason for the CR's Ready condition (e.g. "FlavorConflict").
-type ReasonError struct {
-	Reason string
-	Err    error
-}
-
-func (e *ReasonError) Error() string { return e.Err.Error() }
-func (e *ReasonError) Unwrap() error { return e.Err }
+type ReasonError = abi.ReasonError
 
 // WithReason attaches a condition reason to err (nil stays nil).
-func WithReason(reason string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &ReasonError{Reason: reason, Err: err}
-}
+func WithReason(reason string, err error) error { return abi.WithReason(reason, err) }
 
 // Reason returns the reason carried by err, or "".
-func Reason(err error) string {
-	var re *ReasonError
-	if errors.As(err, &re) {
-		return re.Reason
-	}
-	return ""
-}
-
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string   { return e.err.Error() }
-func (e *permanentError) Unwrap() error   { return e.err }
-func (e *permanentError) Permanent() bool { return true }
+func Reason(err error) string { return abi.Reason(err) }
 
 // Permanent marks err as one that retrying cannot fix (bad configuration, an API too old,
 // a call outside the grants). From WaitForAPI it stops the readiness loop at once.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &permanentError{err: err}
-}
+func Permanent(err error) error { return abi.Permanent(err) }
 
 // IsPermanent reports whether any error in err's chain says it is permanent.
-func IsPermanent(err error) bool {
-	var p interface{ Permanent() bool }
-	return errors.As(err, &p) && p.Permanent()
-}
+func IsPermanent(err error) bool { return abi.IsPermanent(err) }
 
 // HostError is a request the host refused or could not complete: there is no HTTP response.
 type HostError struct {

@@ -191,7 +191,7 @@ func run(entry string) int32 {
 	// TestGoGuestRunsItsOtherGoroutinesBetweenCalls).
 	runtime.Gosched()
 	var input []byte
-	if entry != entryMetadata {
+	if entry != abi.EntryMetadata {
 		input = readInput()
 	}
 	out, werr := guest.dispatch(entry, input, extismHost{})
@@ -218,25 +218,25 @@ func run(entry string) int32 {
 func exportABIMarker() {}
 
 //go:wasmexport metadata
-func exportMetadata() int32 { return run(entryMetadata) }
+func exportMetadata() int32 { return run(abi.EntryMetadata) }
 
 //go:wasmexport wait_for_api
-func exportWaitForAPI() int32 { return run(entryWaitForAPI) }
+func exportWaitForAPI() int32 { return run(abi.EntryWaitForAPI) }
 
 //go:wasmexport group_begin
-func exportGroupBegin() int32 { return run(entryGroupBegin) }
+func exportGroupBegin() int32 { return run(abi.EntryGroupBegin) }
 
 //go:wasmexport group_end
-func exportGroupEnd() int32 { return run(entryGroupEnd) }
+func exportGroupEnd() int32 { return run(abi.EntryGroupEnd) }
 
 //go:wasmexport reconcile
-func exportReconcile() int32 { return run(entryReconcile) }
+func exportReconcile() int32 { return run(abi.EntryReconcile) }
 
 //go:wasmexport prune
-func exportPrune() int32 { return run(entryPrune) }
+func exportPrune() int32 { return run(abi.EntryPrune) }
 
 //go:wasmexport delete
-func exportDelete() int32 { return run(entryDelete) }
+func exportDelete() int32 { return run(abi.EntryDelete) }
 
 //go:wasmexport remark
-func exportRemark() int32 { return run(entryRemark) }
+func exportRemark() int32 { return run(abi.EntryRemark) }

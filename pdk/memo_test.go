@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // The plain result encoder writes what encoding/json would decode to the same message, and
@@ -82,12 +84,12 @@ func TestDispatchRecorded(t *testing.T) {
 	h := &memoRecordingHost{answer: true}
 	var in instance
 	input := []byte(`{"abi_version":1,"object":{"kind":"X","name":"a"},"spec":{"name":"a"}}`)
-	out, werr := in.dispatch(entryReconcile, input, h)
+	out, werr := in.dispatch(abi.EntryReconcile, input, h)
 	require.Nil(t, werr)
 	assert.JSONEq(t, `{"unchanged":true}`, string(out))
 	assert.Equal(t, `{"name":"a"}`, string(h.evidence[0][0]), "the evidence is what the plugin gave")
 	h.answer = false
-	out, werr = in.dispatch(entryReconcile, input, h)
+	out, werr = in.dispatch(abi.EntryReconcile, input, h)
 	require.Nil(t, werr)
 	assert.JSONEq(t, `{"notes":["full"]}`, string(out))
 }

@@ -2,11 +2,11 @@ package pdk
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
+
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // ABIVersion is the major version of the host ABI this package speaks (docs/abi.md). A host refuses
@@ -60,159 +60,125 @@ func (r *RemarkRequest) DecodeSpec(v any) error {
 	return rr.DecodeSpec(v)
 }
 
-// RemarkResult says what a remark changed, or with DryRun would change: one line per resource,
-// naming it and the markers (e.g. "ironic runbook bios (uuid): extra _understack_runbook_* ->
-// openstack-sync.io/*"). Nothing to change is an empty result.
-type RemarkResult struct {
-	Changes []string `json:"changes,omitempty"`
-	// Notes say what the remark found but left alone (a resource the CR names that carries no
-	// marker of either profile).
-	Notes []string `json:"notes,omitempty"`
-}
+// RemarkResult says what a remark changed, or with DryRun would change (abi.RemarkResult).
+type RemarkResult = abi.RemarkResult
 
 // Metadata describes the plugin to the host and to operators.
 type Metadata struct {
 	// Name identifies the plugin in logs and configuration, e.g. "neutron-router-flavors".
-	Name string `json:"name"`
+	Name string
 	// Noun is the human name of one resource, e.g. "router flavor".
-	Noun string `json:"noun"`
+	Noun string
 	// EnvPrefix is the default prefix of the hook's environment variables. Every variable
 	// <EnvPrefix>_KEY reaches the plugin as Config("KEY").
-	EnvPrefix string `json:"env_prefix"`
+	EnvPrefix string
 	// BindingName is the default shell-operator binding name.
-	BindingName string `json:"binding_name"`
+	BindingName string
 	// Probe marks a connectivity probe that reconciles no CRs.
-	Probe bool `json:"probe,omitempty"`
+	Probe bool
 	// Grants are the OpenStack calls the plugin needs. The host refuses every other call; the
 	// operator may narrow these further but never widen them.
-	Grants []Grant `json:"grants"`
+	Grants []Grant
 	// Cleanup is the deletion-safety policy for each PRUNE setting. The zero value means the
 	// framework default: FINALIZED_PRUNE with PRUNE=true when the plugin has a Prune handler,
 	// NONE otherwise.
-	Cleanup Cleanup `json:"cleanup"`
+	Cleanup Cleanup
 	// HasPrune is set by Register when Prune is non-nil; setting it without a Prune handler is an
 	// error.
-	HasPrune bool `json:"has_prune"`
+	HasPrune bool
 	// Version is the plugin's release, e.g. "1.2.0" (no spaces, at most 64 bytes).
-	Version string `json:"version,omitempty"`
+	Version string
 	// Description says in one line what the plugin manages (at most 512 bytes, no line breaks).
-	Description string `json:"description,omitempty"`
+	Description string
 	// Source is where the plugin's code lives, e.g. a repository URL (no spaces, at most 512
 	// bytes). The host shows these three (`openstack-sync plugin inspect`, OCI annotations)
 	// and never acts on them.
-	Source string `json:"source,omitempty"`
+	Source string
 	// HasRemark is set by Register when Remark is non-nil.
-	HasRemark bool `json:"has_remark,omitempty"`
+	HasRemark bool
 	// HasDelete is set by Register when Delete is non-nil.
-	HasDelete bool `json:"has_delete,omitempty"`
+	HasDelete bool
 	// Lifecycle says the plugin reports the shared lifecycle status (Result.Lifecycle): the host
 	// then writes status.id, status.resource and the Available and Progressing conditions, and
 	// schedules the short progress run that picks up Progressing CRs (docs/abi.md).
-	Lifecycle bool `json:"lifecycle,omitempty"`
+	Lifecycle bool
 	// PruneScope is PruneScopeGroup when the plugin's ownership marker records the credential
 	// group (PruneRequest.Credentials): its Prune deletes only what that group owns and its
 	// Reconcile never takes over what another group owns. The host then prunes each group on its
 	// own, with only that group's desired specs, and a failure in one group no longer skips
 	// another group's prune (docs/contract.md §7.1). Empty or PruneScopeAll: every prune spares
 	// every group's desired specs and any failure skips every prune.
-	PruneScope PruneScope `json:"prune_scope,omitempty"`
-	// SkipStatus says Reconcile never reads ReconcileRequest.Status: the host then leaves the
-	// CR's status out of every reconcile input, which spares the guest decoding it for every CR
-	// (docs/abi.md). Status is always nil for such a plugin. A Lifecycle plugin cannot set it:
-	// the lifecycle finds its resource by status.id.
-	SkipStatus bool `json:"skip_status,omitempty"`
+	PruneScope PruneScope
+	// skipStatus is set by experimental.SkipStatus: Reconcile never reads the status.
+	skipStatus bool
 	// StatusKeys, when set, are the only top-level keys of the CR's status Reconcile reads: the
 	// host sends just those (a lifecycle plugin reads "id", which it then MUST list), sparing the
 	// guest decoding conditions and the observed resource for every CR (docs/abi.md). At most
-	// MaxStatusKeys keys of printable text; not with SkipStatus.
-	StatusKeys []string `json:"status_keys,omitempty"`
+	// MaxStatusKeys keys of printable text; not with experimental.SkipStatus.
+	StatusKeys []string
 	// PruneKeys, when set, are the only top-level spec keys Prune reads of
 	// PruneRequest.DesiredSpecs: the host sends each desired spec with just those, so a prune over
 	// thousands of CRs does not copy every whole spec into the guest (docs/abi.md). At most
 	// MaxStatusKeys keys, by the rules of StatusKeys; only with HasPrune.
-	PruneKeys []string `json:"prune_keys,omitempty"`
+	PruneKeys []string
 	// Sources are the sources of truth outside OpenStack the plugin reads (an IPAM such as
 	// Nautobot), each by name with the methods and paths it needs, as Grants are for OpenStack.
 	// The host refuses a request to a source not declared here; the operator allow-lists each
 	// source's URLs (<PREFIX>_SOURCES) and the host adds the credential (Context.Source).
-	Sources []SourceGrant `json:"sources,omitempty"`
+	Sources []SourceGrant
 	// Profiles change what the host does under a profile the hook runs in (its <PREFIX>_PROFILE,
 	// which the plugin reads as Config("PROFILE"), docs/migrating.md), keyed by the profile's
 	// name, e.g. "understack". A profile not listed here keeps the metadata above.
-	Profiles map[string]ProfileMetadata `json:"profiles,omitempty"`
+	Profiles map[string]ProfileMetadata
 }
 
-// SourceGrant allows requests to one source outside OpenStack: a method in Methods on a path
-// matching one of Paths, relative to the source's base URL, compared as Grant paths are (one
-// trailing slash of the request's path is ignored: Django REST APIs need it).
-type SourceGrant struct {
-	// Name is the source's name, a lower-case DNS label, e.g. "nautobot"; the operator lists the
-	// source's URLs under the same name.
-	Name    string   `json:"name"`
-	Methods []string `json:"methods"`
-	Paths   []string `json:"paths"`
-}
+// SourceGrant allows requests to one source outside OpenStack (abi.SourceGrant): a method in
+// Methods on a path matching one of Paths, relative to the source's base URL, compared as Grant
+// paths are (one trailing slash of the request's path is ignored: Django REST APIs need it).
+type SourceGrant = abi.SourceGrant
 
-// ProfileMetadata is what a plugin declares for one profile.
-type ProfileMetadata struct {
-	// Cleanup replaces Metadata.Cleanup under the profile (its zero value: the framework
-	// default), e.g. for a plugin whose resources carry an ownership marker, and so are pruned,
-	// only under the original operator's identifiers.
-	Cleanup Cleanup `json:"cleanup"`
-	// PruneScope, when set, replaces Metadata.PruneScope under the profile: a plugin whose own
-	// marker records the credential group prunes per group, and under a profile whose marker
-	// cannot (the original operator's, written exactly as the original writes it) declares
-	// PruneScopeAll here.
-	PruneScope PruneScope `json:"prune_scope,omitempty"`
-}
+// ProfileMetadata is what a plugin declares for one profile (abi.Profile): its Cleanup replaces
+// Metadata.Cleanup under the profile (its zero value: the framework default), e.g. for a plugin
+// whose resources carry an ownership marker, and so are pruned, only under the original
+// operator's identifiers; its PruneScope, when set, replaces Metadata.PruneScope: a plugin whose
+// own marker records the credential group prunes per group, and under a profile whose marker
+// cannot (the original operator's, written exactly as the original writes it) declares
+// PruneScopeAll there.
+type ProfileMetadata = abi.Profile
 
-// MaxStatusKeys bounds Metadata.StatusKeys.
-const MaxStatusKeys = 16
+// MaxStatusKeys bounds Metadata.StatusKeys and Metadata.PruneKeys (abi.MaxStatusKeys).
+const MaxStatusKeys = abi.MaxStatusKeys
 
 // PruneScope says what a plugin's ownership marker records (Metadata.PruneScope).
-type PruneScope string
+type PruneScope = abi.PruneScope
 
 const (
 	// PruneScopeAll: ownership records no credential group; the default.
-	PruneScopeAll PruneScope = "all"
+	PruneScopeAll = abi.PruneScopeAll
 	// PruneScopeGroup: ownership records the credential group.
-	PruneScopeGroup PruneScope = "group"
+	PruneScopeGroup = abi.PruneScopeGroup
 )
 
 // CleanupPolicy is the deletion-safety contract of a plugin for one PRUNE setting.
-type CleanupPolicy string
+type CleanupPolicy = abi.CleanupPolicy
 
 const (
 	// CleanupDefault leaves the choice to the framework default rule.
-	CleanupDefault CleanupPolicy = ""
+	CleanupDefault = abi.CleanupDefault
 	// CleanupNone runs no prune and holds no finalizer.
-	CleanupNone CleanupPolicy = "NONE"
+	CleanupNone = abi.CleanupNone
 	// CleanupBestEffortPrune runs prune but holds no finalizer.
-	CleanupBestEffortPrune CleanupPolicy = "BEST_EFFORT_PRUNE"
+	CleanupBestEffortPrune = abi.CleanupBestEffortPrune
 	// CleanupFinalizedPrune runs prune and holds the CR's finalizer until its group pruned.
-	CleanupFinalizedPrune CleanupPolicy = "FINALIZED_PRUNE"
+	CleanupFinalizedPrune = abi.CleanupFinalizedPrune
 )
 
-// Cleanup names the policy for each PRUNE setting of the hook.
-type Cleanup struct {
-	// WhenPrune applies when <PREFIX>_PRUNE=true.
-	WhenPrune CleanupPolicy `json:"when_prune,omitempty"`
-	// WhenNoPrune applies when <PREFIX>_PRUNE=false (or unset).
-	WhenNoPrune CleanupPolicy `json:"when_no_prune,omitempty"`
-}
+// Cleanup names the policy for each PRUNE setting of the hook (abi.Cleanup): WhenPrune applies
+// when <PREFIX>_PRUNE=true, WhenNoPrune when it is false or unset.
+type Cleanup = abi.Cleanup
 
-// Object is the Kubernetes identity of the CR being reconciled.
-type Object struct {
-	APIVersion string `json:"api_version"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-	UID        string `json:"uid"`
-	// Generation is metadata.generation; nil when the object carries none.
-	Generation *int64 `json:"generation,omitempty"`
-}
-
-func (o Object) String() string { return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name) }
+// Object is the Kubernetes identity of the CR being reconciled (abi.Object).
+type Object = abi.Object
 
 // ReconcileRequest is everything a plugin learns about one CR. Spec never holds
 // cloudCredentialsRef: plugins do not see the credentials they act with.
@@ -220,7 +186,7 @@ type ReconcileRequest struct {
 	Object Object `json:"object"`
 	// Spec is the CR's spec as JSON; decode it with DecodeSpec.
 	Spec json.RawMessage `json:"spec"`
-	// Status is the CR's current status (may be nil; always nil with Metadata.SkipStatus).
+	// Status is the CR's current status (may be nil; always nil with experimental.SkipStatus).
 	Status map[string]any `json:"status,omitempty"`
 	// Credentials names the CR's credential group (names only), as PruneRequest does: set when
 	// the plugin prunes per group under the hook's profile (Metadata.PruneScope, a profile's
@@ -244,12 +210,8 @@ func (r *ReconcileRequest) DecodeSpec(v any) error {
 }
 
 // Credentials names a credential group: the CR's own in a ReconcileRequest, the one being pruned
-// in a PruneRequest (names only, never secret material).
-type Credentials struct {
-	Namespace  string `json:"namespace"`
-	SecretName string `json:"secret_name"`
-	CloudName  string `json:"cloud_name"`
-}
+// in a PruneRequest (names only, never secret material; abi.Credentials).
+type Credentials = abi.Credentials
 
 // PruneRequest asks a plugin to delete what no desired spec claims.
 type PruneRequest struct {
@@ -298,27 +260,9 @@ type Result struct {
 	recorded bool
 }
 
-// LifecycleStatus is what a lifecycle plugin reports about one CR (docs/operators/status.md).
-type LifecycleStatus struct {
-	// ID becomes status.id; "" leaves the recorded one as it is.
-	ID string `json:"id,omitempty"`
-	// Resource becomes status.resource: the observed OpenStack resource; nil leaves it as it is.
-	Resource any `json:"resource,omitempty"`
-	// Available is the Available condition's status: "True", "False" or "Unknown".
-	Available string `json:"available"`
-	// Reason is the Progressing condition's reason: Success, Progressing, TransientError,
-	// InvalidConfiguration or UnrecoverableError.
-	Reason string `json:"reason"`
-	// Message says what the CR waits for or why it failed; empty on success.
-	Message string `json:"message,omitempty"`
-	// RequeueSeconds is how soon a Progressing CR wants to be looked at again (a hint: the host's
-	// progress schedule is the floor).
-	RequeueSeconds int64 `json:"requeue_seconds,omitempty"`
-	// ReadyReason, when set on a failure, is the Ready condition's reason (e.g. InvalidSpec), so
-	// a plugin moving onto the lifecycle keeps the reasons its operators alert on; else the Ready
-	// reason is Reason.
-	ReadyReason string `json:"ready_reason,omitempty"`
-}
+// LifecycleStatus is what a lifecycle plugin reports about one CR (docs/operators/status.md;
+// abi.Lifecycle, whose Check is the host's rule for it).
+type LifecycleStatus = abi.Lifecycle
 
 var registered *Plugin
 
@@ -380,16 +324,15 @@ func validate(p *Plugin) error {
 	if m.HasDelete && p.Delete == nil {
 		return fmt.Errorf("plugin %q: Metadata.HasDelete is set but Delete is nil", m.Name)
 	}
-	if m.SkipStatus && m.Lifecycle {
-		return fmt.Errorf("plugin %q: Metadata.SkipStatus and Metadata.Lifecycle are both set, but the lifecycle reads status.id", m.Name)
+	if m.skipStatus && m.Lifecycle {
+		return fmt.Errorf("plugin %q: experimental.SkipStatus and Metadata.Lifecycle are both set, but the lifecycle reads status.id", m.Name)
 	}
-	if err := checkStatusKeys(*m); err != nil {
+	// The host's rules for status_keys and prune_keys (package abi), so a plugin learns of a
+	// mistake in its tests rather than at load.
+	if err := abi.CheckStatusKeys(m.StatusKeys, m.skipStatus, m.Lifecycle); err != nil {
 		return fmt.Errorf("plugin %q: Metadata.StatusKeys: %w", m.Name, err)
 	}
-	if len(m.PruneKeys) > 0 && !m.HasPrune {
-		return fmt.Errorf("plugin %q: Metadata.PruneKeys is set but HasPrune is not; only a prune reads them", m.Name)
-	}
-	if _, err := checkKeys(m.PruneKeys); err != nil {
+	if err := abi.CheckPruneKeys(m.PruneKeys, m.HasPrune); err != nil {
 		return fmt.Errorf("plugin %q: Metadata.PruneKeys: %w", m.Name, err)
 	}
 	if p.Delete != nil && !m.Lifecycle {
@@ -443,42 +386,4 @@ func validate(p *Plugin) error {
 		}
 	}
 	return nil
-}
-
-// checkStatusKeys applies the host's rules for status_keys (docs/abi.md, "metadata"), so a plugin
-// learns of a mistake in its tests rather than at load.
-func checkStatusKeys(m Metadata) error {
-	if len(m.StatusKeys) == 0 {
-		return nil
-	}
-	if m.SkipStatus {
-		return errors.New("set with SkipStatus; a plugin that reads no status lists no keys")
-	}
-	seen, err := checkKeys(m.StatusKeys)
-	if err != nil {
-		return err
-	}
-	if m.Lifecycle && !seen["id"] {
-		return errors.New(`a lifecycle plugin finds its resource by status.id, so the keys must include "id"`)
-	}
-	return nil
-}
-
-// checkKeys applies the host's rules for status_keys and prune_keys: at most MaxStatusKeys keys of
-// 1 to 63 printable characters without spaces, none twice.
-func checkKeys(keys []string) (map[string]bool, error) {
-	if len(keys) > MaxStatusKeys {
-		return nil, fmt.Errorf("%d keys; at most %d", len(keys), MaxStatusKeys)
-	}
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if k == "" || len(k) > 63 || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return nil, fmt.Errorf("key %q is not 1 to 63 printable characters without spaces", k)
-		}
-		if seen[k] {
-			return nil, fmt.Errorf("key %q is listed twice", k)
-		}
-		seen[k] = true
-	}
-	return seen, nil
 }

@@ -19,11 +19,16 @@ const (
 	EntryRemark     = "remark"
 )
 
+// PruneScope says what a plugin's ownership marker records (Metadata.PruneScope).
+type PruneScope string
+
 // Values of the metadata's prune_scope: "group" when the plugin's ownership marker records the
 // credential group, so one group's prune spares another's resources; "" or "all" otherwise.
 const (
-	PruneScopeAll   = "all"
-	PruneScopeGroup = "group"
+	// PruneScopeAll: ownership records no credential group; the default.
+	PruneScopeAll PruneScope = "all"
+	// PruneScopeGroup: ownership records the credential group.
+	PruneScopeGroup PruneScope = "group"
 )
 
 // Kinds of HostError: why the host produced no response to a request.

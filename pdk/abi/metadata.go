@@ -17,7 +17,7 @@ import (
 const (
 	// MaxLabel is the longest name, env prefix, binding name, source name and status key.
 	MaxLabel = 63
-	// MaxStatusKeys bounds metadata status_keys.
+	// MaxStatusKeys bounds metadata status_keys, and prune_keys too.
 	MaxStatusKeys       = 16
 	MaxNounBytes        = 64
 	MaxVersionBytes     = 64
@@ -92,9 +92,8 @@ func CheckDescriptions(noun, version, description, source string) error {
 }
 
 // CheckStatusKeys applies the rules for status_keys: the only top-level status keys a plugin
-// reads, which its reconcile inputs then carry. Not with skip_status; at most MaxStatusKeys keys
-// of 1 to MaxLabel printable characters without spaces, none twice; "id" among them for a
-// lifecycle plugin, which finds its resource by status.id.
+// reads, which its reconcile inputs then carry. Not with skip_status; the rules of every key list
+// (checkKeys); "id" among them for a lifecycle plugin, which finds its resource by status.id.
 func CheckStatusKeys(keys []string, skipStatus, lifecycle bool) error {
 	if len(keys) == 0 {
 		return nil
@@ -102,21 +101,86 @@ func CheckStatusKeys(keys []string, skipStatus, lifecycle bool) error {
 	if skipStatus {
 		return errors.New("status_keys is set but so is skip_status; a plugin that reads no status lists no keys")
 	}
-	if len(keys) > MaxStatusKeys {
-		return fmt.Errorf("status_keys lists %d keys; at most %d", len(keys), MaxStatusKeys)
-	}
-	seen := map[string]bool{}
-	for _, k := range keys {
-		if k == "" || len(k) > MaxLabel || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return fmt.Errorf("status_keys: key %q is not 1 to 63 printable characters without spaces", Cut(k))
-		}
-		if seen[k] {
-			return fmt.Errorf("status_keys: key %q is listed twice", k)
-		}
-		seen[k] = true
+	seen, err := checkKeys("status_keys", keys)
+	if err != nil {
+		return err
 	}
 	if lifecycle && !seen["id"] {
 		return errors.New(`status_keys must include "id": a lifecycle plugin finds its resource by status.id`)
+	}
+	return nil
+}
+
+// CheckPruneKeys applies the rules for prune_keys: the only top-level spec keys a plugin's prune
+// reads of its desired specs. Only with a prune (hasPrune); the rules of every key list
+// (checkKeys).
+func CheckPruneKeys(keys []string, hasPrune bool) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if !hasPrune {
+		return errors.New("prune_keys is set but has_prune is not; only a prune reads them")
+	}
+	_, err := checkKeys("prune_keys", keys)
+	return err
+}
+
+// checkKeys applies the rules of a key list: at most MaxStatusKeys keys of 1 to MaxLabel
+// printable characters without spaces, none twice. It returns the keys as a set.
+func checkKeys(field string, keys []string) (map[string]bool, error) {
+	if len(keys) > MaxStatusKeys {
+		return nil, fmt.Errorf("%s lists %d keys; at most %d", field, len(keys), MaxStatusKeys)
+	}
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if k == "" || len(k) > MaxLabel || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return nil, fmt.Errorf("%s: key %q is not 1 to 63 printable characters without spaces", field, Cut(k))
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("%s: key %q is listed twice", field, k)
+		}
+		seen[k] = true
+	}
+	return seen, nil
+}
+
+// The values of a lifecycle status (Lifecycle): the Progressing condition's reasons and the
+// Available condition's statuses.
+const (
+	ReasonSuccess              = "Success"
+	ReasonProgressing          = "Progressing"
+	ReasonTransientError       = "TransientError"
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	ReasonUnrecoverableError   = "UnrecoverableError"
+
+	AvailableTrue    = "True"
+	AvailableFalse   = "False"
+	AvailableUnknown = "Unknown"
+)
+
+// Check applies the rules for a lifecycle status, which the CR's status must be able to hold: a
+// known reason and Available status, an ID of at most MaxStatusIDBytes printable bytes, no
+// negative requeue, and a resource that is a JSON object (or none), as decoded from the plugin's
+// output. A nil l is no status.
+func (l *Lifecycle) Check() error {
+	if l == nil {
+		return nil
+	}
+	switch l.Reason {
+	case ReasonSuccess, ReasonProgressing, ReasonTransientError, ReasonInvalidConfiguration, ReasonUnrecoverableError:
+	default:
+		return fmt.Errorf("lifecycle.reason %q is not Success, Progressing, TransientError, InvalidConfiguration or UnrecoverableError", Cut(l.Reason))
+	}
+	switch {
+	case l.Available != AvailableTrue && l.Available != AvailableFalse && l.Available != AvailableUnknown:
+		return fmt.Errorf("lifecycle.available %q is not True, False or Unknown", Cut(l.Available))
+	case len(l.ID) > MaxStatusIDBytes || !Printable(l.ID):
+		return fmt.Errorf("lifecycle.id %q is not printable text of at most %d bytes", Cut(l.ID), MaxStatusIDBytes)
+	case l.RequeueSeconds < 0:
+		return fmt.Errorf("lifecycle.requeue_seconds %d is negative", l.RequeueSeconds)
+	}
+	if _, ok := l.Resource.(map[string]any); l.Resource != nil && !ok {
+		return errors.New("lifecycle.resource must be a JSON object")
 	}
 	return nil
 }

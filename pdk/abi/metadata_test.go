@@ -73,6 +73,26 @@ func TestStatusKeys(t *testing.T) {
 	assert.NoError(t, CheckStatusKeys(nil, true, true))
 }
 
+func TestPruneKeys(t *testing.T) {
+	for name, c := range map[string]struct {
+		keys     []string
+		hasPrune bool
+		want     string
+	}{
+		"without a prune": {[]string{"name"}, false, "has_prune is not"},
+		"twice":           {[]string{"name", "name"}, true, `prune_keys: key "name" is listed twice`},
+		"a space":         {[]string{"a b"}, true, "not 1 to 63 printable"},
+		"too long":        {[]string{strings.Repeat("k", MaxLabel+1)}, true, "not 1 to 63 printable"},
+		"too many":        {strings.Split("a b c d e f g h i j k l m n o p q", " "), true, "prune_keys lists 17 keys; at most 16"},
+	} {
+		err := CheckPruneKeys(c.keys, c.hasPrune)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
+	assert.NoError(t, CheckPruneKeys([]string{"name", "owner"}, true))
+	assert.NoError(t, CheckPruneKeys(nil, false))
+}
+
 func TestDescriptions(t *testing.T) {
 	assert.NoError(t, CheckDescriptions("router flavor", "v1.2.3", "Keeps flavors.", "https://example.com/x"))
 	for _, c := range [][4]string{

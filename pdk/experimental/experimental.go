@@ -41,3 +41,14 @@ func DecodeJSON(data []byte, v any) error { return testhook.DecodeJSON(data, v, 
 // DecodeJSONStrict is DecodeJSON that refuses an object key the target struct does not declare,
 // as pdk.ReconcileRequest.DecodeSpec does (the error names the key).
 func DecodeJSONStrict(data []byte, v any) error { return testhook.DecodeJSON(data, v, true) }
+
+// SkipStatus declares in m that the plugin's Reconcile never reads ReconcileRequest.Status: the
+// host then leaves the CR's status out of every reconcile input (metadata skip_status), which
+// spares the guest decoding it for every CR (docs/abi.md). Status is always nil for such a
+// plugin. Call it on the Metadata before pdk.Register. A Lifecycle plugin cannot use it (the
+// lifecycle finds its resource by status.id); Metadata.StatusKeys is the stable way to read
+// only part of the status.
+func SkipStatus(m *pdk.Metadata) { testhook.SkipStatus(m) }
+
+// SkipsStatus reports whether SkipStatus was called on m, for a plugin's own tests.
+func SkipsStatus(m *pdk.Metadata) bool { return testhook.SkipsStatus(m) }

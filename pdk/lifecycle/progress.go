@@ -4,15 +4,18 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
-// Condition reasons of the Available and Progressing conditions (docs/operators/status.md).
+// Condition reasons of the Available and Progressing conditions (docs/operators/status.md), as
+// the host accepts them (package abi).
 const (
-	ReasonSuccess              = "Success"
-	ReasonProgressing          = "Progressing"
-	ReasonTransientError       = "TransientError"
-	ReasonInvalidConfiguration = "InvalidConfiguration"
-	ReasonUnrecoverableError   = "UnrecoverableError"
+	ReasonSuccess              = abi.ReasonSuccess
+	ReasonProgressing          = abi.ReasonProgressing
+	ReasonTransientError       = abi.ReasonTransientError
+	ReasonInvalidConfiguration = abi.ReasonInvalidConfiguration
+	ReasonUnrecoverableError   = abi.ReasonUnrecoverableError
 )
 
 // Kind is what a Progress amounts to. An aggregate has exactly one Kind.

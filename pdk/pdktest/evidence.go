@@ -28,7 +28,7 @@ import (
 // matter: the full reconcile's result, error and writes are those of the first. t fails naming
 // each field where neither holds.
 //
-// opts answers as in New (Script, Handler, Cloud, Sources); its Unchanged is not used, and each
+// opts answers as in New (Script, Handler, Cloud, Sources); the memo never hits, and each
 // reconcile gets a group cache of its own.
 func RequireCompleteEvidence(t testing.TB, opts Options, cr CR) {
 	t.Helper()
@@ -104,7 +104,6 @@ func sameEvidence(a, b [][]byte) bool {
 func evidenceRun(t testing.TB, opts Options, cr CR) evidenceOutcome {
 	t.Helper()
 	opts.Cache = nil
-	opts.Unchanged = func([][]byte) bool { return false }
 	ctx := New(t, opts)
 	h := Of(t, ctx)
 	c := cr
@@ -160,9 +159,7 @@ func (a *answers) keep(key string, status int, header map[string][]string, body 
 
 // recording answers from opts as New would and keeps every answer of a read.
 func (a *answers) recording(t testing.TB, opts Options) Options {
-	inner := opts
-	inner.Unchanged = nil
-	innerHost := Of(t, New(t, inner))
+	innerHost := Of(t, New(t, opts))
 	out := opts
 	out.Script = nil
 	out.Cloud = nil

@@ -18,9 +18,11 @@ import (
 // thingPlugin converges one thing's size, reading it by GET; evidence picks what it hands the
 // memo from the thing's JSON as read.
 func thingPlugin(evidence func(raw []byte, name, size string) [][]byte) *pdk.Plugin {
+	meta := pdk.Metadata{Name: "things", EnvPrefix: "THING", BindingName: "things",
+		Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET", "PUT"}, Paths: []string{"v2.0/things/*"}}}}
+	experimental.SkipStatus(&meta)
 	return &pdk.Plugin{
-		Metadata: pdk.Metadata{Name: "things", EnvPrefix: "THING", BindingName: "things", SkipStatus: true,
-			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET", "PUT"}, Paths: []string{"v2.0/things/*"}}}},
+		Metadata:   meta,
 		WaitForAPI: func(*pdk.Context) error { return nil },
 		Reconcile: func(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
 			var spec struct {

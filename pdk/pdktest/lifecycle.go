@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/internal/testhook"
 )
 
 // CR is a custom resource a test carries through its life: Reconcile and Delete send it to the
@@ -51,7 +52,7 @@ func (cr *CR) request(p *pdk.Plugin) (*pdk.ReconcileRequest, error) {
 	}
 	req := &pdk.ReconcileRequest{Object: cr.Object, Spec: raw, Credentials: groupFor(p, cr.Credentials)}
 	switch {
-	case p.Metadata.SkipStatus || len(cr.Status) == 0:
+	case testhook.SkipsStatus(&p.Metadata) || len(cr.Status) == 0:
 	case len(p.Metadata.StatusKeys) > 0:
 		req.Status = map[string]any{}
 		for _, k := range p.Metadata.StatusKeys {

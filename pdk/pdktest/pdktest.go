@@ -53,9 +53,6 @@ type Options struct {
 	Cloud Cloud
 	// Cache is the group cache the Context starts with (a new map when nil).
 	Cache map[string]any
-	// Unchanged answers Context.Unchanged (nil: never a hit); every call's evidence is kept for
-	// Host.Evidence either way.
-	Unchanged func(evidence [][]byte) bool
 	// Sources are the sources outside OpenStack the operator allow-lists (Context.Source); a
 	// request to any other is refused as the host refuses it.
 	Sources []Source
@@ -79,6 +76,8 @@ type Host struct {
 	logs     []LogLine
 	evidence [][][]byte
 	sources  []SourceCall
+	// memo answers experimental.Unchanged (nil: never a hit); memotest.Answer sets it.
+	memo func(evidence [][]byte) bool
 }
 
 // Call is one recorded request as a fake cloud sees it: the body is the JSON the plugin sent.
@@ -195,7 +194,17 @@ func (h *Host) Logs() []LogLine {
 	return append([]LogLine(nil), h.logs...)
 }
 
-// Unchanged implements the host side of Context.Unchanged: Options.Unchanged decides.
+func init() {
+	testhook.SetMemo = func(h any, answer func([][]byte) bool) {
+		host := h.(*Host)
+		host.mu.Lock()
+		host.memo = answer
+		host.mu.Unlock()
+	}
+}
+
+// Unchanged implements the host side of experimental.Unchanged: never a hit unless a test set
+// an answer (pdk/experimental/memotest); every call's evidence is kept for Evidence either way.
 func (h *Host) Unchanged(evidence [][]byte) bool {
 	cp := make([][]byte, len(evidence))
 	for i, e := range evidence {
@@ -203,8 +212,9 @@ func (h *Host) Unchanged(evidence [][]byte) bool {
 	}
 	h.mu.Lock()
 	h.evidence = append(h.evidence, cp)
+	memo := h.memo
 	h.mu.Unlock()
-	return h.opts.Unchanged != nil && h.opts.Unchanged(evidence)
+	return memo != nil && memo(evidence)
 }
 
 // Evidence returns the evidence of every Context.Unchanged call so far, in order.
@@ -329,25 +339,6 @@ func Reconcile(ctx *pdk.Context, p *pdk.Plugin, obj pdk.Object, spec any) (*pdk.
 		return nil, fmt.Errorf("pdktest.Reconcile: encoding spec: %w", err)
 	}
 	return p.Reconcile(ctx, &pdk.ReconcileRequest{Object: obj, Spec: raw, Credentials: groupFor(p, pdk.Credentials{})})
-}
-
-// ReportConvergedRequests runs reconcileGroup once per benchmark iteration with h's record reset,
-// fails the benchmark when a run writes (the group is meant to be converged already) and reports
-// the requests one run cost as requests/group.
-func ReportConvergedRequests(b *testing.B, h *Host, reconcileGroup func() error) {
-	b.Helper()
-	requests := 0
-	for b.Loop() {
-		h.Reset()
-		if err := reconcileGroup(); err != nil {
-			b.Fatal(err)
-		}
-		if w := h.Writes(); len(w) > 0 {
-			b.Fatalf("a converged group wrote: %v", w)
-		}
-		requests = len(h.Calls())
-	}
-	b.ReportMetric(float64(requests), "requests/group")
 }
 
 // NeutronFault is an error body in Neutron's shape ({"NeutronError": {...}}), for fake clouds.

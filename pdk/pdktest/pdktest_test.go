@@ -11,6 +11,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/memotest"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
 
@@ -143,13 +144,14 @@ func TestReplayMemo(t *testing.T) {
 	}
 }
 
-// A Host passes each Unchanged call's evidence to Options.Unchanged and keeps it.
+// A Host passes each Unchanged call's evidence to the answer memotest gave it and keeps it.
 func TestHostUnchanged(t *testing.T) {
-	ctx := pdktest.New(t, pdktest.Options{AllowAll: true, Unchanged: func(ev [][]byte) bool { return string(ev[0]) == "same" }})
+	ctx := pdktest.New(t, pdktest.Options{AllowAll: true})
+	memotest.Answer(pdktest.Of(t, ctx), func(ev [][]byte) bool { return string(ev[0]) == "same" })
 	assert.True(t, experimental.Unchanged(ctx, []byte("same")))
 	assert.False(t, experimental.Unchanged(ctx, []byte("other"), []byte("x")))
 	assert.Equal(t, [][][]byte{{[]byte("same")}, {[]byte("other"), []byte("x")}}, pdktest.Of(t, ctx).Evidence())
-	assert.False(t, experimental.Unchanged(pdktest.New(t, pdktest.Options{AllowAll: true}), []byte("same")), "no Unchanged, no hit")
+	assert.False(t, experimental.Unchanged(pdktest.New(t, pdktest.Options{AllowAll: true}), []byte("same")), "no answer, no hit")
 }
 
 // A paginated list replays page by page: a body keyed by path and query wins over the path's.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n runbooks and reports the
@@ -26,7 +26,7 @@ func BenchmarkConvergedGroup(b *testing.B) {
 			}
 			c, h := f.client(b, nil)
 			f.asked = traitsVersion
-			pdktest.ReportConvergedRequests(b, h, func() error {
+			bench.ReportConvergedRequests(b, h, func() error {
 				a := api{svc: c.Microversion(traitsVersion.String()), ver: traitsVersion, known: &catalog{listAfter: defaultListAfter, keepBytes: defaultCatalogMiB << 20}, own: mineOf()}
 				for _, s := range specs {
 					if _, err := reconcile(a, s); err != nil {

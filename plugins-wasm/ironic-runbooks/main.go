@@ -35,14 +35,14 @@ var metadata = pdk.Metadata{
 		string(compat.Understack): {PruneScope: pdk.PruneScopeAll,
 			Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}},
 	},
-	// Runbooks are found by name, never through the CR's status: the host need not send it.
-	SkipStatus: true,
 	// The prune spares runbooks by name: 5,000 site-sized specs whole (steps with arguments) were
 	// 8 MB of prune input, which with the list of every runbook did not fit 32 MiB.
 	PruneKeys: []string{"runbookName"},
 }
 
 func init() {
+	// Runbooks are found by name, never through the CR's status: the host need not send it.
+	experimental.SkipStatus(&metadata)
 	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR, Prune: pruneCR, Remark: remarkCR})
 }
 

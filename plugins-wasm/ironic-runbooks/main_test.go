@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
 )
@@ -23,7 +24,7 @@ func TestMetadata(t *testing.T) {
 	p := pdk.Registered()
 	require.NotNil(t, p)
 	assert.Equal(t, "IRONIC_RUNBOOK", p.Metadata.EnvPrefix)
-	assert.True(t, p.Metadata.SkipStatus, "the plugin never reads the CR's status, so it is not sent")
+	assert.True(t, experimental.SkipsStatus(&p.Metadata), "the plugin never reads the CR's status, so it is not sent")
 	assert.Equal(t, "ironic-runbooks", p.Metadata.BindingName)
 	assert.Equal(t, pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}, p.Metadata.Cleanup)
 	assert.True(t, p.Metadata.HasPrune)
@@ -327,8 +328,7 @@ func TestConvergedRunbooksUseTheMemo(t *testing.T) {
 func TestTheMemoCheckCostsNoSecondRead(t *testing.T) {
 	f := newFakeIronic(t, "1.112")
 	cache := map[string]any{catalogKey: &catalog{listAfter: -1}}
-	ctx := pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cache: cache, Cloud: f.handle,
-		Unchanged: func([][]byte) bool { return false }})
+	ctx := pdktest.New(t, pdktest.Options{Grants: metadata.Grants, Cache: cache, Cloud: f.handle})
 	_, err := pdktest.Reconcile(ctx, nil, obj, bios())
 	require.NoError(t, err)
 	h := pdktest.Of(t, ctx)

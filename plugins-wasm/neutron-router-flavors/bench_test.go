@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n router flavors and reports
@@ -24,7 +24,7 @@ func BenchmarkConvergedGroup(b *testing.B) {
 			}
 			svc, h := f.service(b)
 			rec := &recorder{}
-			pdktest.ReportConvergedRequests(b, h, func() error {
+			bench.ReportConvergedRequests(b, h, func() error {
 				st := newState(svc, defaultOwnership())
 				for _, s := range specs {
 					if _, err := reconcile(st, s, rec.log); err != nil {

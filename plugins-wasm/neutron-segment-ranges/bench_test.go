@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/openstack-sync/openstack-sync/pdk/pdktest"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
 // BenchmarkConvergedGroup reconciles a converged credential group of n CRs and reports the
@@ -21,7 +21,7 @@ func BenchmarkConvergedGroup(b *testing.B) {
 				specs = append(specs, Spec{Name: fmt.Sprintf("r%d", i), NetworkType: "vxlan", Minimum: &lo, Maximum: &hi})
 			}
 			svc, h := f.service(b)
-			pdktest.ReportConvergedRequests(b, h, func() error {
+			bench.ReportConvergedRequests(b, h, func() error {
 				idx, err := loadIndex(svc)
 				if err != nil {
 					return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
+	"github.com/openstack-sync/openstack-sync/pdk/experimental"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/compat"
 	"github.com/openstack-sync/openstack-sync/plugins-wasm/internal/invalidspec"
 )
@@ -42,12 +43,13 @@ var metadata = pdk.Metadata{
 		string(compat.Understack): {PruneScope: pdk.PruneScopeAll,
 			Cleanup: pdk.Cleanup{WhenPrune: pdk.CleanupFinalizedPrune, WhenNoPrune: pdk.CleanupNone}},
 	},
-	SkipStatus:  true,
 	Description: "Neutron subnet pools from NeutronSubnetPool CRs, their CIDRs from Nautobot IPAM",
 	Source:      "https://github.com/openstack-sync/openstack-sync",
 }
 
 func init() {
+	// Pools are found by name and marker, never through the CR's status: the host need not send it.
+	experimental.SkipStatus(&metadata)
 	pdk.Register(pdk.Plugin{Metadata: metadata, WaitForAPI: waitForAPI, Reconcile: reconcileCR, Prune: pruneCR, Remark: remarkCR})
 }
 

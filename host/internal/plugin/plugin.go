@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // Metadata describes a plugin to the framework and to operators.
@@ -135,13 +137,13 @@ type Result struct {
 	Lifecycle *Lifecycle
 }
 
-// Progressing-condition reasons of the shared lifecycle status.
+// Progressing-condition reasons of the shared lifecycle status (the ABI's: a plugin reports them).
 const (
-	ReasonSuccess              = "Success"
-	ReasonProgressing          = "Progressing"
-	ReasonTransientError       = "TransientError"
-	ReasonInvalidConfiguration = "InvalidConfiguration"
-	ReasonUnrecoverableError   = "UnrecoverableError"
+	ReasonSuccess              = abi.ReasonSuccess
+	ReasonProgressing          = abi.ReasonProgressing
+	ReasonTransientError       = abi.ReasonTransientError
+	ReasonInvalidConfiguration = abi.ReasonInvalidConfiguration
+	ReasonUnrecoverableError   = abi.ReasonUnrecoverableError
 )
 
 // Lifecycle is the shared lifecycle status of one CR. A failure is reported here rather than as

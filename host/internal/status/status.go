@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // Sync states and the Ready condition's default reasons.
@@ -61,16 +63,17 @@ type Lifecycle struct {
 	Message string
 }
 
-// Condition types and the Progressing condition's reasons written for lifecycle CRs.
+// Condition types and the Progressing condition's reasons written for lifecycle CRs (the reasons
+// are the ABI's: a plugin reports them).
 const (
 	ConditionAvailable   = "Available"
 	ConditionProgressing = "Progressing"
 
-	ReasonSuccess              = "Success"
-	ReasonProgressing          = "Progressing"
-	ReasonTransientError       = "TransientError"
-	ReasonInvalidConfiguration = "InvalidConfiguration"
-	ReasonUnrecoverableError   = "UnrecoverableError"
+	ReasonSuccess              = abi.ReasonSuccess
+	ReasonProgressing          = abi.ReasonProgressing
+	ReasonTransientError       = abi.ReasonTransientError
+	ReasonInvalidConfiguration = abi.ReasonInvalidConfiguration
+	ReasonUnrecoverableError   = abi.ReasonUnrecoverableError
 )
 
 // TerminalReason reports whether a Progressing reason is one no retry fixes until the spec changes.

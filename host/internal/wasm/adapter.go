@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 var _ plugin.Deleter = (*Plugin)(nil)
@@ -32,7 +33,7 @@ var v1Envelope = []byte(`{"abi_version":1}`)
 
 // WaitForAPI implements plugin.Plugin.
 func (p *Plugin) WaitForAPI(ctx context.Context, s plugin.Session) error {
-	ci := &callInfo{entry: EntryWaitForAPI, session: s, log: p.log}
+	ci := &callInfo{entry: abi.EntryWaitForAPI, session: s, log: p.log}
 	_, err := p.once(ctx, ci, v1Envelope)
 	return finish(ci, err)
 }
@@ -47,7 +48,7 @@ func (p *Plugin) once(ctx context.Context, ci *callInfo, input []byte) ([]byte, 
 		return nil, fmt.Errorf("wasm plugin %q %s: %w", p.name, ci.entry, err)
 	}
 	defer func() {
-		if ci.entry == EntryWaitForAPI {
+		if ci.entry == abi.EntryWaitForAPI {
 			p.pool.park(ctx, inst, true)
 		} else {
 			p.pool.retire(ctx, inst)
@@ -90,10 +91,10 @@ func (g *groupCache) ensure(ctx context.Context) error {
 	}
 	inst, err := g.p.pool.getFor(ctx, nil, want)
 	if err != nil {
-		return fmt.Errorf("wasm plugin %q %s: %w", g.p.name, EntryGroupBegin, err)
+		return fmt.Errorf("wasm plugin %q %s: %w", g.p.name, abi.EntryGroupBegin, err)
 	}
 	if g.p.hasGroup {
-		if _, err := g.p.invoke(ctx, inst, &callInfo{entry: EntryGroupBegin, log: g.p.log}, v1Envelope); err != nil {
+		if _, err := g.p.invoke(ctx, inst, &callInfo{entry: abi.EntryGroupBegin, log: g.p.log}, v1Envelope); err != nil {
 			inst.broken = true
 			g.p.pool.put(ctx, inst)
 			return err
@@ -124,7 +125,7 @@ func (g *groupCache) Close(ctx context.Context) error {
 	}
 	var err error
 	if g.p.hasGroup {
-		_, err = g.p.invoke(ctx, g.inst, &callInfo{entry: EntryGroupEnd, log: g.p.log}, v1Envelope)
+		_, err = g.p.invoke(ctx, g.inst, &callInfo{entry: abi.EntryGroupEnd, log: g.p.log}, v1Envelope)
 		if err != nil {
 			g.inst.broken = true
 		}
@@ -137,16 +138,16 @@ func (g *groupCache) Close(ctx context.Context) error {
 // Reconcile implements plugin.Plugin. With a cache from NewCache it runs on the group's instance;
 // without one it opens and closes a group of its own around the call.
 func (p *Plugin) Reconcile(ctx context.Context, s plugin.Session, c plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
-	return p.perCR(ctx, EntryReconcile, s, c, req)
+	return p.perCR(ctx, abi.EntryReconcile, s, c, req)
 }
 
 // Delete implements plugin.Deleter: the CR being deleted, with its last spec and status, goes to
 // the plugin's delete entry point on the group's instance, as Reconcile does.
 func (p *Plugin) Delete(ctx context.Context, s plugin.Session, c plugin.Cache, req plugin.ReconcileRequest) (plugin.Result, error) {
 	if !p.meta.HasDelete {
-		return plugin.Result{}, fmt.Errorf("wasm plugin %q %s: the plugin has no delete step", p.name, EntryDelete)
+		return plugin.Result{}, fmt.Errorf("wasm plugin %q %s: the plugin has no delete step", p.name, abi.EntryDelete)
 	}
-	return p.perCR(ctx, EntryDelete, s, c, req)
+	return p.perCR(ctx, abi.EntryDelete, s, c, req)
 }
 
 // perCR runs an entry point that takes one CR and returns a result message.
@@ -156,13 +157,11 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 		log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
 	// Only what the plugin reads: decoding the rest was most of a converged CR's input.
 	status := p.declared.statusFor(req.Status)
-	msg := reconcileMessage{ABIVersion: ABIVersion, Object: objectMessage{
-		APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID,
-		Generation: obj.Generation}, Spec: req.Spec, Status: status}
+	msg := abi.ReconcileInput{ABIVersion: abi.Version, Object: abiObject(obj), Spec: req.Spec, Status: status}
 	if p.meta.PrunePerGroup {
 		// Its ownership marker records the group, so its reconcile must know which it writes.
 		c := req.Credentials
-		msg.Credentials = &credentialsMessage{Namespace: c.Namespace, SecretName: c.SecretName, CloudName: c.CloudName}
+		msg.Credentials = &abi.Credentials{Namespace: c.Namespace, SecretName: c.SecretName, CloudName: c.CloudName}
 	}
 	input, err := json.Marshal(msg)
 	if err != nil {
@@ -176,23 +175,23 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 	if err := g.ensure(ctx); err != nil {
 		return plugin.Result{}, err
 	}
-	if p.memo != nil && entry == EntryReconcile && obj.UID != "" {
+	if p.memo != nil && entry == abi.EntryReconcile && obj.UID != "" {
 		ci.memo = &memoCall{store: p.memo, uid: obj.UID, input: input}
 	}
 	out, err := p.invoke(ctx, g.inst, ci, input)
-	var res resultMessage
+	var res abi.Result
 	var lc *plugin.Lifecycle
 	if err == nil && len(out) > 0 {
 		jerr := json.Unmarshal(out, &res)
 		if jerr == nil && res.Unchanged {
 			out, jerr = ci.memo.replay()
 			if jerr == nil {
-				res = resultMessage{}
+				res = abi.Result{}
 				jerr = json.Unmarshal(out, &res)
 			}
 		}
 		if jerr == nil {
-			lc, jerr = res.Lifecycle.toPlugin()
+			lc, jerr = toPlugin(res.Lifecycle)
 		}
 		if jerr != nil {
 			// A guest that writes garbage is not trusted with the next CR either.
@@ -207,7 +206,7 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 	if err != nil {
 		return plugin.Result{}, finish(ci, err)
 	}
-	if entry == EntryDelete && lc == nil {
+	if entry == abi.EntryDelete && lc == nil {
 		// Without a lifecycle outcome the host cannot know the resource is gone: keep the finalizer.
 		return plugin.Result{}, finish(ci, &CallError{Plugin: p.name, Entry: entry, Kind: "protocol",
 			Detail: "a delete must report its outcome in the lifecycle status"})
@@ -218,19 +217,19 @@ func (p *Plugin) perCR(ctx context.Context, entry string, s plugin.Session, c pl
 // Prune implements plugin.Plugin.
 func (p *Plugin) Prune(ctx context.Context, s plugin.Session, req plugin.PruneRequest) error {
 	if !p.hasPrune {
-		return fmt.Errorf("wasm plugin %q %s: the plugin has no prune step", p.name, EntryPrune)
+		return fmt.Errorf("wasm plugin %q %s: the plugin has no prune step", p.name, abi.EntryPrune)
 	}
 	desired := req.DesiredSpecs
 	if desired == nil {
 		desired = []json.RawMessage{}
 	}
-	input, err := json.Marshal(pruneMessage{ABIVersion: ABIVersion, Credentials: credentialsMessage{
+	input, err := json.Marshal(abi.PruneInput{ABIVersion: abi.Version, Credentials: abi.Credentials{
 		Namespace: req.Credentials.Namespace, SecretName: req.Credentials.SecretName, CloudName: req.Credentials.CloudName},
 		DesiredSpecs: desired, AuthoritativeEmpty: req.AuthoritativeEmpty})
 	if err != nil {
-		return fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, EntryPrune, err)
+		return fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, abi.EntryPrune, err)
 	}
-	ci := &callInfo{entry: EntryPrune, session: s, log: p.log.With("namespace", req.Credentials.Namespace,
+	ci := &callInfo{entry: abi.EntryPrune, session: s, log: p.log.With("namespace", req.Credentials.Namespace,
 		"secret", req.Credentials.SecretName, "cloud", req.Credentials.CloudName)}
 	_, err = p.once(ctx, ci, input)
 	return finish(ci, err)
@@ -264,43 +263,32 @@ func (p *Plugin) Close(ctx context.Context) error {
 
 var _ plugin.Remarker = (*Plugin)(nil)
 
-// remarkMessage is the remark entry point's input (docs/abi.md, "remark").
-type remarkMessage struct {
-	ABIVersion int             `json:"abi_version"`
-	Object     objectMessage   `json:"object"`
-	Spec       json.RawMessage `json:"spec"`
-	From       string          `json:"from"`
-	To         string          `json:"to"`
-	DryRun     bool            `json:"dry_run"`
-}
-
-// remarkResultMessage is its output.
-type remarkResultMessage struct {
-	Changes []string `json:"changes"`
-	Notes   []string `json:"notes"`
+// abiObject is obj as the ABI's messages carry it.
+func abiObject(obj plugin.Object) abi.Object {
+	return abi.Object{APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name,
+		UID: obj.UID, Generation: obj.Generation}
 }
 
 // Remark implements plugin.Remarker: one call outside any group, like a prune.
 func (p *Plugin) Remark(ctx context.Context, s plugin.Session, req plugin.RemarkRequest) (plugin.RemarkResult, error) {
 	if !p.declared.HasRemark {
-		return plugin.RemarkResult{}, fmt.Errorf("wasm plugin %q %s: the plugin cannot move its markers between profiles", p.name, EntryRemark)
+		return plugin.RemarkResult{}, fmt.Errorf("wasm plugin %q %s: the plugin cannot move its markers between profiles", p.name, abi.EntryRemark)
 	}
 	obj := req.Object
-	input, err := json.Marshal(remarkMessage{ABIVersion: ABIVersion, Object: objectMessage{APIVersion: obj.APIVersion, Kind: obj.Kind,
-		Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID, Generation: obj.Generation}, Spec: req.Spec,
+	input, err := json.Marshal(abi.RemarkInput{ABIVersion: abi.Version, Object: abiObject(obj), Spec: req.Spec,
 		From: req.From, To: req.To, DryRun: req.DryRun})
 	if err != nil {
-		return plugin.RemarkResult{}, fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, EntryRemark, err)
+		return plugin.RemarkResult{}, fmt.Errorf("wasm plugin %q %s: encoding the request: %w", p.name, abi.EntryRemark, err)
 	}
-	ci := &callInfo{entry: EntryRemark, session: s, object: &obj, log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
+	ci := &callInfo{entry: abi.EntryRemark, session: s, object: &obj, log: p.log.With("kind", obj.Kind, "cr", obj.Namespace+"/"+obj.Name)}
 	out, err := p.once(ctx, ci, input)
 	if err != nil {
 		return plugin.RemarkResult{}, finish(ci, err)
 	}
-	var res remarkResultMessage
+	var res abi.RemarkResult
 	if len(out) > 0 {
 		if derr := json.Unmarshal(out, &res); derr != nil {
-			return plugin.RemarkResult{}, finish(ci, &CallError{Plugin: p.name, Entry: EntryRemark, Kind: "protocol",
+			return plugin.RemarkResult{}, finish(ci, &CallError{Plugin: p.name, Entry: abi.EntryRemark, Kind: "protocol",
 				Detail: "output is not a remark result: " + derr.Error()})
 		}
 	}

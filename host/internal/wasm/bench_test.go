@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // Benchmarks of docs/benchmarks.md. Run with:
@@ -119,7 +120,7 @@ func BenchmarkInstanceReady(b *testing.B) {
 	for b.Loop() {
 		inst, err := p.newInstance(ctx)
 		require.NoError(b, err)
-		_, err = p.invoke(ctx, inst, &callInfo{entry: EntryGroupBegin, log: p.log}, v1Envelope)
+		_, err = p.invoke(ctx, inst, &callInfo{entry: abi.EntryGroupBegin, log: p.log}, v1Envelope)
 		require.NoError(b, err)
 		inst.mod.Close(ctx)
 	}
@@ -141,7 +142,7 @@ func BenchmarkEmptyCall(b *testing.B) {
 func BenchmarkEmptyCallWithIO(b *testing.B) {
 	ctx := context.Background()
 	p, inst := benchInstance(b)
-	ci := &callInfo{entry: EntryGroupBegin, log: p.log}
+	ci := &callInfo{entry: abi.EntryGroupBegin, log: p.log}
 	for b.Loop() {
 		if _, err := p.invoke(ctx, inst, ci, v1Envelope); err != nil {
 			b.Fatal(err)

@@ -184,7 +184,7 @@ func (p *Plugin) errorFrom(raw []byte, entry string) error {
 	if len(raw) == 0 {
 		return fmt.Errorf("wasm plugin %q %s: failed without an error message", p.name, entry)
 	}
-	var m errorMessage
+	var m abi.Error
 	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil && m.Message != "" {
 		err := error(errors.New(cutMessage(m.Message)))
 		if m.Reason != "" && !abi.ValidReason(m.Reason) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // External is a plugin that runs outside the sandbox behind the same Plugin as a wasm module: the
@@ -68,7 +69,7 @@ func LoadExternal(ctx context.Context, path string, ext External, opts Options) 
 		logLevel: extismLevel(ctx, o.Logger)}
 	p.log = o.Logger.With("plugin", p.name)
 	p.pool = newPool(o.PoolSize, o.CallTimeout, p.newInstance)
-	if err := p.readMetadata(ctx, map[string]api.FunctionDefinition{EntryPrune: nil, EntryDelete: nil, EntryRemark: nil}); err != nil {
+	if err := p.readMetadata(ctx, map[string]api.FunctionDefinition{abi.EntryPrune: nil, abi.EntryDelete: nil, abi.EntryRemark: nil}); err != nil {
 		p.Close(ctx)
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
@@ -32,9 +33,9 @@ func TestServeFollowsTheGrantRuleSharedWithThePDK(t *testing.T) {
 	for _, c := range rule.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			s := &echoSession{}
-			in, err := json.Marshal(openstackRequest{Service: c.Service, Method: c.Method, Path: c.Path})
+			in, err := json.Marshal(abi.OpenStackRequest{Service: c.Service, Method: c.Method, Path: c.Path})
 			require.NoError(t, err)
-			out := p.serve(context.Background(), &callInfo{entry: EntryReconcile, session: s, log: log}, in)
+			out := p.serve(context.Background(), &callInfo{entry: abi.EntryReconcile, session: s, log: log}, in)
 			head, _, _ := bytes.Cut(out, []byte("\n"))
 			var m struct {
 				Status int `json:"status"`

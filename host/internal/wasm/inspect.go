@@ -8,6 +8,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
@@ -44,7 +45,7 @@ type Info struct {
 	Grants []grant.Grant `json:"grants"`
 	// Sources are the sources outside OpenStack the plugin declares it reads (docs/abi.md
 	// section 8); the operator allow-lists their URLs.
-	Sources []sourceGrant `json:"sources,omitempty"`
+	Sources []abi.SourceGrant `json:"sources,omitempty"`
 
 	Imports []Function `json:"imports"`
 	Exports []Function `json:"exports"`
@@ -125,7 +126,7 @@ func InspectRecorded(ctx context.Context, path string, opts Options) (info Info,
 		return Info{}, true, err
 	}
 	exports := p.compiled.ExportedFunctions()
-	for entry, declared := range map[string]bool{EntryPrune: m.HasPrune, EntryDelete: m.HasDelete} {
+	for entry, declared := range map[string]bool{abi.EntryPrune: m.HasPrune, abi.EntryDelete: m.HasDelete} {
 		if _, ok := exports[entry]; declared && !ok {
 			return Info{}, true, &LoadError{Path: path, Reason: fmt.Sprintf("metadata: declares %s but the module does not export %q", entry, entry)}
 		}
@@ -147,7 +148,7 @@ func (p *Plugin) Info() Info {
 	info := Info{File: p.path, Size: p.size, SHA256: p.sha256, ABIVersion: m.ABIVersion, Name: m.Name,
 		Noun: m.Noun, EnvPrefix: p.prefix, BindingName: m.BindingName, Version: m.Version,
 		Description: m.Description, Source: m.Source, Probe: m.Probe, HasPrune: m.HasPrune, HasDelete: m.HasDelete,
-		Lifecycle: m.Lifecycle, PruneScope: cmp.Or(m.PruneScope, "all"), Grants: m.Grants, Sources: m.Sources}
+		Lifecycle: m.Lifecycle, PruneScope: string(cmp.Or(m.PruneScope, abi.PruneScopeAll)), Grants: m.Grants, Sources: m.Sources}
 	info.Cleanup.WhenPrune, info.Cleanup.WhenNoPrune = p.whenPrune.String(), p.whenNoPrune.String()
 	for _, f := range p.compiled.ImportedFunctions() {
 		mod, name, _ := f.Import()

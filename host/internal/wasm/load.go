@@ -19,6 +19,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // UserModule is the import module of the openstack-sync host functions.
@@ -37,8 +38,8 @@ var wasiAllowed = map[string]bool{
 
 // requiredExports must exist with type () -> i32; optionalExports may.
 var (
-	requiredExports = []string{EntryMetadata, EntryWaitForAPI, EntryReconcile}
-	optionalExports = []string{EntryPrune, EntryGroupBegin, EntryGroupEnd, EntryDelete, EntryRemark}
+	requiredExports = []string{abi.EntryMetadata, abi.EntryWaitForAPI, abi.EntryReconcile}
+	optionalExports = []string{abi.EntryPrune, abi.EntryGroupBegin, abi.EntryGroupEnd, abi.EntryDelete, abi.EntryRemark}
 )
 
 // The compile deadline's default and its variable (Options.CompileTimeout) are admission's.
@@ -193,21 +194,21 @@ func validate(path string, m wazero.CompiledModule) error {
 	exports := m.ExportedFunctions()
 	var versions []int
 	for name := range exports {
-		if v, ok := strings.CutPrefix(name, ABIMarkerPrefix); ok {
+		if v, ok := strings.CutPrefix(name, abi.MarkerPrefix); ok {
 			if n, err := strconv.Atoi(v); err == nil {
 				versions = append(versions, n)
 			}
 		}
 	}
-	if !slices.Contains(versions, ABIVersion) {
+	if !slices.Contains(versions, abi.Version) {
 		if len(versions) == 0 {
 			// Language-neutral: the Go pdk exports the marker, any other language declares it.
 			refuse("exports no %s<N> marker, so it is not an openstack-sync plugin: a plugin exports a "+
-				"function named %s%d (docs/abi.md section 1; the Go pdk adds it for you)", ABIMarkerPrefix, ABIMarkerPrefix, ABIVersion)
+				"function named %s%d (docs/abi.md section 1; the Go pdk adds it for you)", abi.MarkerPrefix, abi.MarkerPrefix, abi.Version)
 		} else {
 			slices.Sort(versions)
 			refuse("speaks ABI version %v but this host supports version %d; rebuild the plugin "+
-				"for ABI v%d or upgrade the host", versions, ABIVersion, ABIVersion)
+				"for ABI v%d or upgrade the host", versions, abi.Version, abi.Version)
 		}
 	}
 	for _, name := range requiredExports {

@@ -76,7 +76,7 @@ func (p *Plugin) openstackRequest(ctx context.Context, off uint64) uint64 {
 	if out := st.WriteBlock(resp); out != 0 {
 		return out
 	}
-	small := encodeHostError(&hostError{Kind: abi.KindTooLarge,
+	small := encodeHostError(&abi.HostError{Kind: abi.KindTooLarge,
 		Message: fmt.Sprintf("the response (%d bytes) does not fit the plugin's kernel memory limit", len(resp))})
 	if out := st.WriteBlock(small); out != 0 {
 		return out
@@ -84,16 +84,16 @@ func (p *Plugin) openstackRequest(ctx context.Context, off uint64) uint64 {
 	panic(&kernel.Fault{Module: UserModule, Func: "openstack_request", Msg: "kernel memory limit exceeded"})
 }
 
-func encodeHostError(e *hostError) []byte {
-	b, _ := json.Marshal(openstackResponse{Error: e})
+func encodeHostError(e *abi.HostError) []byte {
+	b, _ := json.Marshal(abi.OpenStackResponse{Error: e})
 	return b
 }
 
 func (p *Plugin) serve(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	refuse := func(kind string, permanent bool, format string, args ...any) []byte {
-		return encodeHostError(&hostError{Kind: kind, Permanent: permanent, Message: fmt.Sprintf(format, args...)})
+		return encodeHostError(&abi.HostError{Kind: kind, Permanent: permanent, Message: fmt.Sprintf(format, args...)})
 	}
-	var req openstackRequest
+	var req abi.OpenStackRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return refuse(abi.KindInvalidRequest, true, "openstack_request: decoding the request: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
@@ -59,9 +60,9 @@ func TestServeKeepsCredentialHeadersAwayFromThePlugin(t *testing.T) {
 		grants: grant.NewSet([]grant.Grant{{Service: "network", Methods: []string{"*"}, Paths: []string{"**"}}}, nil)}
 	request := func(header map[string][]string) (map[string]any, *echoSession) {
 		s := &echoSession{}
-		raw, err := json.Marshal(openstackRequest{Service: "network", Method: "GET", Path: "v2.0/things", Headers: header})
+		raw, err := json.Marshal(abi.OpenStackRequest{Service: "network", Method: "GET", Path: "v2.0/things", Headers: header})
 		require.NoError(t, err)
-		out := p.serve(context.Background(), &callInfo{entry: EntryReconcile, session: s, log: log}, raw)
+		out := p.serve(context.Background(), &callInfo{entry: abi.EntryReconcile, session: s, log: log}, raw)
 		head, _, _ := bytes.Cut(out, []byte("\n"))
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(head, &m))
@@ -96,9 +97,9 @@ func (tooLargeSession) Do(context.Context, plugin.Request) (*plugin.Response, er
 func TestOversizedResponseReachesTheGuestAsTooLarge(t *testing.T) {
 	log, _ := testLogger()
 	p := &Plugin{grants: grant.NewSet([]grant.Grant{{Service: "network", Methods: []string{"*"}, Paths: []string{"**"}}}, nil)}
-	raw, err := json.Marshal(openstackRequest{Service: "network", Method: "GET", Path: "v2.0/things"})
+	raw, err := json.Marshal(abi.OpenStackRequest{Service: "network", Method: "GET", Path: "v2.0/things"})
 	require.NoError(t, err)
-	ci := &callInfo{entry: EntryReconcile, session: tooLargeSession{}, log: log}
+	ci := &callInfo{entry: abi.EntryReconcile, session: tooLargeSession{}, log: log}
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(p.serve(context.Background(), ci, raw), &m))
 	assert.Equal(t, "too_large", errorKind(m))

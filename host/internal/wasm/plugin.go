@@ -29,6 +29,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/kernel"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 	"github.com/openstack-sync/openstack-sync/pdk/abi/grant"
 )
 
@@ -155,7 +156,7 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 		prefix := cmp.Or(o.EnvPrefix, recorded.EnvPrefix)
 		if prof, err := profile.Parse(lookupOr(o.LookupEnv, prefix+"_"+profile.Variable)); err == nil {
 			meta := recorded.metadata()
-			meta.PrunePerGroup = recorded.pruneScopeFor(prof) == PruneScopeGroup
+			meta.PrunePerGroup = recorded.pruneScopeFor(prof) == abi.PruneScopeGroup
 			o.KnownMetadata(meta)
 		}
 	}
@@ -243,8 +244,8 @@ func loadDigest(ctx context.Context, path string, o Options, digest modulecache.
 		}
 	}
 	exports := p.compiled.ExportedFunctions()
-	_, begin := exports[EntryGroupBegin]
-	_, end := exports[EntryGroupEnd]
+	_, begin := exports[abi.EntryGroupBegin]
+	_, end := exports[abi.EntryGroupEnd]
 	p.hasGroup = begin && end
 	p.pool = newPool(o.PoolSize, o.CallTimeout, p.newInstance)
 
@@ -293,7 +294,7 @@ func (p *Plugin) readMetadata(ctx context.Context, exports map[string]api.Functi
 	if err != nil {
 		return &LoadError{Path: p.path, Reason: "cannot start an instance", Err: err}
 	}
-	ci := &callInfo{entry: EntryMetadata, log: p.log}
+	ci := &callInfo{entry: abi.EntryMetadata, log: p.log}
 	out, err := p.invoke(ctx, inst, ci, nil)
 	p.pool.put(ctx, inst)
 	if err != nil {
@@ -309,16 +310,16 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 	if err != nil {
 		return err
 	}
-	if _, ok := exports[EntryPrune]; m.HasPrune && !ok {
-		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_prune is true but the module does not export %q", EntryPrune)}
+	if _, ok := exports[abi.EntryPrune]; m.HasPrune && !ok {
+		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_prune is true but the module does not export %q", abi.EntryPrune)}
 	}
 	p.hasPrune = m.HasPrune
 	p.declared = *m
-	if _, ok := exports[EntryDelete]; m.HasDelete && !ok {
-		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_delete is true but the module does not export %q", EntryDelete)}
+	if _, ok := exports[abi.EntryDelete]; m.HasDelete && !ok {
+		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_delete is true but the module does not export %q", abi.EntryDelete)}
 	}
-	if _, ok := exports[EntryRemark]; m.HasRemark && !ok {
-		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_remark is true but the module does not export %q", EntryRemark)}
+	if _, ok := exports[abi.EntryRemark]; m.HasRemark && !ok {
+		return &LoadError{Path: p.path, Reason: fmt.Sprintf("metadata: has_remark is true but the module does not export %q", abi.EntryRemark)}
 	}
 	p.name = m.Name
 	p.log = p.opts.Logger.With("plugin", p.name)
@@ -341,7 +342,7 @@ func (p *Plugin) useMetadata(out []byte, exports map[string]api.FunctionDefiniti
 	p.whenPrune, p.whenNoPrune = m.cleanupFor(prof)
 	// So may the prune scope: a plugin whose own marker records the credential group prunes per
 	// group, but not under a profile whose marker is the original operator's, which records none.
-	p.meta.PrunePerGroup = m.pruneScopeFor(prof) == PruneScopeGroup
+	p.meta.PrunePerGroup = m.pruneScopeFor(prof) == abi.PruneScopeGroup
 	operator := p.opts.Grants
 	if operator == nil {
 		// A set but empty variable is refused, not ignored: ignoring it would leave the plugin
@@ -374,8 +375,8 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 		return &LoadError{Path: path, Reason: "metadata: " + fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case m.ABIVersion != ABIVersion:
-		return nil, refuse("abi_version is %d, this host speaks %d", m.ABIVersion, ABIVersion)
+	case m.ABIVersion != abi.Version:
+		return nil, refuse("abi_version is %d, this host speaks %d", m.ABIVersion, abi.Version)
 	case m.Name == "":
 		return nil, refuse("name is empty")
 	}
@@ -397,16 +398,16 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 	if _, _, err := m.cleanupPolicies(); err != nil {
 		return nil, refuse("%v", err)
 	}
-	scopes := map[string]string{"prune_scope": m.PruneScope}
+	scopes := map[string]abi.PruneScope{"prune_scope": m.PruneScope}
 	for name, pm := range m.Profiles {
 		scopes["profiles."+name+".prune_scope"] = pm.PruneScope
 	}
 	for _, field := range slices.Sorted(maps.Keys(scopes)) {
 		switch scope := scopes[field]; {
-		case scope != "" && scope != PruneScopeAll && scope != PruneScopeGroup:
-			return nil, refuse("%s is %q; want %q, %q or absent", field, cut(scope), PruneScopeAll, PruneScopeGroup)
-		case scope == PruneScopeGroup && !m.HasPrune:
-			return nil, refuse("%s is %q but the plugin has no prune step", field, PruneScopeGroup)
+		case scope != "" && scope != abi.PruneScopeAll && scope != abi.PruneScopeGroup:
+			return nil, refuse("%s is %q; want %q, %q or absent", field, cut(string(scope)), abi.PruneScopeAll, abi.PruneScopeGroup)
+		case scope == abi.PruneScopeGroup && !m.HasPrune:
+			return nil, refuse("%s is %q but the plugin has no prune step", field, abi.PruneScopeGroup)
 		}
 	}
 	if err := grant.Validate(m.Grants); err != nil {
@@ -421,7 +422,7 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 func (m *metadataMessage) metadata() plugin.Metadata {
 	return plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
 		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune,
-		PrunePerGroup: m.PruneScope == PruneScopeGroup, HasRemark: m.HasRemark, PruneKeys: m.PruneKeys}
+		PrunePerGroup: m.PruneScope == abi.PruneScopeGroup, HasRemark: m.HasRemark, PruneKeys: m.PruneKeys}
 }
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.
@@ -494,7 +495,7 @@ func (p *Plugin) verifyRecord(ctx context.Context, inst *instance) error {
 	if !p.unverified.Load() {
 		return nil
 	}
-	out, err := p.invoke(ctx, inst, &callInfo{entry: EntryMetadata, log: p.log}, nil)
+	out, err := p.invoke(ctx, inst, &callInfo{entry: abi.EntryMetadata, log: p.log}, nil)
 	if err != nil {
 		return &LoadError{Path: p.path, Reason: "metadata failed", Err: err}
 	}

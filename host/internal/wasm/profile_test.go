@@ -10,6 +10,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/profile"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // A plugin may declare a cleanup policy of its own under a profile (docs/abi.md, "Profiles"): a
@@ -60,7 +61,7 @@ func TestProfileVariableIsCheckedAtLoad(t *testing.T) {
 	use := func(env ...string) (*Plugin, error) {
 		o, _ := testOptions(t, env...)
 		p := &Plugin{path: "mock.wasm", opts: o}
-		return p, p.useMetadata([]byte(raw), map[string]api.FunctionDefinition{EntryPrune: nil})
+		return p, p.useMetadata([]byte(raw), map[string]api.FunctionDefinition{abi.EntryPrune: nil})
 	}
 	_, err := use("MOCK_PROFILE=rackspace")
 	require.Error(t, err)

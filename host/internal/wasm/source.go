@@ -31,13 +31,6 @@ func init() {
 	userSignatures[fnSourceRequest] = kernel.Signature{Params: []api.ValueType{api.ValueTypeI64}, Results: []api.ValueType{api.ValueTypeI64}}
 }
 
-// sourceGrant is one declared source in the metadata: the source's name and its grants.
-type sourceGrant struct {
-	Name    string   `json:"name"`
-	Methods []string `json:"methods"`
-	Paths   []string `json:"paths"`
-}
-
 // sourceGrants checks the declared sources and returns them as grants (Service is the name).
 func (m *metadataMessage) sourceGrants() ([]grant.Grant, error) {
 	gs := make([]grant.Grant, 0, len(m.Sources))
@@ -75,7 +68,7 @@ func (p *Plugin) sourceRequestCall(ctx context.Context, stack []uint64) {
 		stack[0] = out
 		return
 	}
-	small := encodeHostError(&hostError{Kind: abi.KindTooLarge,
+	small := encodeHostError(&abi.HostError{Kind: abi.KindTooLarge,
 		Message: fmt.Sprintf("the response (%d bytes) does not fit the plugin's kernel memory limit", len(resp))})
 	if out := st.WriteBlock(small); out != 0 {
 		stack[0] = out
@@ -92,7 +85,7 @@ var (
 
 func (p *Plugin) serveSource(ctx context.Context, ci *callInfo, raw []byte) []byte {
 	refuse := func(kind string, permanent bool, format string, args ...any) []byte {
-		return encodeHostError(&hostError{Kind: kind, Permanent: permanent, Message: fmt.Sprintf(format, args...)})
+		return encodeHostError(&abi.HostError{Kind: kind, Permanent: permanent, Message: fmt.Sprintf(format, args...)})
 	}
 	var req sourceRequestMessage
 	if err := json.Unmarshal(raw, &req); err != nil {

@@ -205,3 +205,22 @@ func RequireNoSlowDecodes(t testing.TB, h pdktest.Backend, inputs [][]byte) {
 		t.Errorf("%d JSON values of a converged pass over %d CRs went to encoding/json", n, len(inputs))
 	}
 }
+
+// ReportConvergedRequests runs reconcileGroup once per benchmark iteration with h's record reset,
+// fails the benchmark when a run writes (the group is meant to be converged already) and reports
+// the requests one run cost as requests/group.
+func ReportConvergedRequests(b *testing.B, h *pdktest.Host, reconcileGroup func() error) {
+	b.Helper()
+	requests := 0
+	for b.Loop() {
+		h.Reset()
+		if err := reconcileGroup(); err != nil {
+			b.Fatal(err)
+		}
+		if w := h.Writes(); len(w) > 0 {
+			b.Fatalf("a converged group wrote: %v", w)
+		}
+		requests = len(h.Calls())
+	}
+	b.ReportMetric(float64(requests), "requests/group")
+}

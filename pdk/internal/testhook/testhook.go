@@ -32,3 +32,12 @@ var Recorded func() any
 // DecodeJSON decodes data into v on the PDK's own decoders where they give encoding/json's result;
 // strict refuses keys the target does not declare.
 var DecodeJSON func(data []byte, v any, strict bool) error
+
+// SkipStatus marks a *pdk.Metadata as that of a plugin that never reads the CR's status.
+var SkipStatus func(m any)
+
+// SkipsStatus reports whether a *pdk.Metadata is marked so.
+var SkipsStatus func(m any) bool
+
+// SetMemo sets what a *pdktest.Host answers to experimental.Unchanged.
+var SetMemo func(host any, answer func(evidence [][]byte) bool)
