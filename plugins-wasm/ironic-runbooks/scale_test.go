@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/url"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -81,19 +80,13 @@ func TestACatalogOf20000RunbooksFitsTheSandbox(t *testing.T) {
 		`{"component":"idrac","url":"https://firmware.dfw3.example.net/dell/r760/idrac/iDRAC_7.10.70.00_A00.EXE","checksum":"0000000000000000000000000000000000000000000000000000000000000018","wait":30}`,
 		`{"component":"nic","url":"https://firmware.dfw3.example.net/dell/r760/nic/Network_Firmware_23.31.18.10.EXE","checksum":"0000000000000000000000000000000000000000000000000000000000000020","wait":30}`)
 	cache := map[string]any{catalogKey: &catalog{listAfter: 0, keepBytes: defaultCatalogMiB << 20}}
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	before := ms.HeapAlloc
-	notes, err := bench.ReconcileInput(h, cache, input)
+	var notes []string
+	var err error
+	kept := bench.LiveHeapGrowth(func() { notes, err = bench.ReconcileInput(h, cache, input) })
 	require.NoError(t, err)
 	assert.Empty(t, notes, "the first runbook is converged, read from the catalog")
 	c := cache[catalogKey].(*catalog)
 	require.Len(t, c.listed, 20000)
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	kept := int64(ms.HeapAlloc) - int64(before)
-	runtime.KeepAlive(cache)
 	assert.LessOrEqual(t, kept, int64(budget), "the catalog of 20,000 runbooks keeps %.1f MiB", float64(kept)/(1<<20))
 	t.Logf("the catalog of 20,000 runbooks keeps %.1f MiB (%d requests)", float64(kept)/(1<<20), h.Requests)
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -180,6 +181,21 @@ func BenchmarkGroup(b *testing.B, h *Replay, inputs [][]byte, newCache func() ma
 	n := float64(len(inputs))
 	b.ReportMetric(float64(CPUClock()-cpu)/1e3/float64(b.N)/n, "cpu-µs/CR")
 	b.ReportMetric(float64(h.Requests)/n, "requests/CR")
+}
+
+// LiveHeapGrowth returns how much more live heap there is after fn ran than before, each read
+// after a collection: what a group's cache keeps, for a test holding a plugin's view to a
+// budget of the guest's memory (natively: a Go guest's sizes are the same, 64-bit). What fn
+// builds must stay reachable from outside it (the group cache) until LiveHeapGrowth returns.
+func LiveHeapGrowth(fn func()) int64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	fn()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc) - int64(before)
 }
 
 // SlowDecodes returns how many JSON values the PDK has decoded with encoding/json instead of its
