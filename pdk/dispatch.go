@@ -159,23 +159,35 @@ func decodeResponse(raw []byte) (*Response, error) {
 func encodeRequest(req *Request) ([]byte, error) {
 	w := abi.OpenStackRequest{Service: req.Service, Method: req.Method, Path: req.Path, Query: req.Query,
 		Headers: req.Header, Microversion: req.Microversion}
-	switch b := req.Body.(type) {
-	case nil:
-	case json.RawMessage:
-		w.Body = b
-	case []byte:
-		w.Body = b
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s %s: encoding body: %w", req.Method, req.Service, req.Path, err)
-		}
-		w.Body = raw
-	}
-	if len(w.Body) > 0 && !json.Valid(w.Body) {
-		return nil, errors.New(req.Method + " " + req.Service + " " + req.Path + ": body is not valid JSON")
+	var err error
+	if w.Body, err = encodeBody(req.Method+" "+req.Service+" "+req.Path, req.Body); err != nil {
+		return nil, err
 	}
 	return json.Marshal(w)
+}
+
+// encodeBody is a request's body as the host's messages carry it (OpenStack's and a source's
+// alike): a json.RawMessage or []byte as is, anything else encoded; it must be valid JSON, since
+// the message embeds it. op names the call in the error.
+func encodeBody(op string, body any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	switch b := body.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		raw = b
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			return nil, fmt.Errorf("%s: encoding body: %w", op, err)
+		}
+	}
+	if len(raw) > 0 && !json.Valid(raw) {
+		return nil, errors.New(op + ": body is not valid JSON")
+	}
+	return raw, nil
 }
 
 // encodeResult writes a reconcile's result message. The usual results (Recorded, nothing, a few

@@ -4,8 +4,6 @@ package pdk
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"runtime"
 	"unsafe"
 
@@ -157,22 +155,9 @@ func encodeSourceRequest(req *SourceRequest) ([]byte, error) {
 	if req.Secret != nil {
 		w.Secret = &abi.SecretKeyRef{Name: req.Secret.Name, Key: req.Secret.Key}
 	}
-	op := req.Method + " " + req.Source + " " + req.Path
-	switch b := req.Body.(type) {
-	case nil:
-	case json.RawMessage:
-		w.Body = b
-	case []byte:
-		w.Body = b
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: encoding body: %w", op, err)
-		}
-		w.Body = raw
-	}
-	if len(w.Body) > 0 && !json.Valid(w.Body) {
-		return nil, errors.New(op + ": body is not valid JSON")
+	var err error
+	if w.Body, err = encodeBody(req.Method+" "+req.Source+" "+req.Path, req.Body); err != nil {
+		return nil, err
 	}
 	return json.Marshal(w)
 }
