@@ -352,6 +352,27 @@ func (a api) listedDigest(name string) []byte {
 	return nil
 }
 
+// heldEvidence is the memo's evidence for the runbook named name that the group's list holds
+// (its JSON, or the digest standing for it), exactly as unchanged would give it, when giving it
+// needs no request and no GET of this CR is pending; nil otherwise.
+func (a api) heldEvidence(name string) []byte {
+	c := a.known
+	if c == nil || c.listed == nil || c.fetched != nil {
+		return nil
+	}
+	if _, ok := c.written[name]; ok {
+		return nil
+	}
+	l, ok := c.listed[name]
+	switch {
+	case !ok || !(l.traits || !a.traitsSupported()):
+		return nil
+	case l.digested:
+		return l.sum[:]
+	}
+	return l.raw
+}
+
 // lookup returns the runbook named name as the group knows it, or nil when Ironic has none.
 func (a api) lookup(name string) (*runbook, error) {
 	raw, _, _, err := a.source(name)
