@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"runtime"
 	"runtime/debug"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/hookenv"
@@ -15,10 +16,23 @@ import (
 // less either way.
 const GCPercent = 25
 
-// tuneGC sets the collector's target for the run unless the pod's GOGC chose one.
+// tuneGC sets the collector's target for the run unless the pod's GOGC chose one. The target
+// takes effect at the end of the first cycle, which starts at Go's smallest heap goal for the
+// default target (4 MiB): that goal scales with the target, so a process started at 25 collected
+// from 1 MiB of heap on, six cycles of a single-CR run (about 15 ms of its CPU) before its heap
+// reached 4 MiB, for no lower peak (that comes later, while the module compiles, at 25 either
+// way; docs/benchmarks.md, "Start-up of a hook run").
 func tuneGC(lookupEnv hookenv.LookupFunc) {
 	if v, ok := lookupEnv("GOGC"); ok && v != "" {
 		return
 	}
-	debug.SetGCPercent(GCPercent)
+	first := &gcSentinel{}
+	runtime.AddCleanup(first, func(int) { setGCPercent(GCPercent) }, 0)
 }
+
+// gcSentinel is unreachable from birth: its cleanup runs after the first collection. It holds a
+// pointer so that it is not batched with other small allocations, whose cleanups can be late.
+type gcSentinel struct{ _ *int }
+
+// setGCPercent is debug.SetGCPercent; tests see when it is called.
+var setGCPercent = debug.SetGCPercent
