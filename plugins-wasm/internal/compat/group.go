@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,7 +33,7 @@ func Group(c pdk.Credentials) (string, error) {
 	if len(g) <= maxReadableGroup && !strings.ContainsRune(g, ',') {
 		return g, nil
 	}
-	sum := sha256.Sum256([]byte(g))
+	sum := sum256([]byte(g))
 	return "sha256:" + hex.EncodeToString(sum[:16]), nil
 }
 
