@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -461,6 +462,14 @@ func TestCPUProfile(t *testing.T) {
 	h.env[hook.ProfileEnv] = filepath.Join(t.TempDir(), "missing", "cpu.pprof")
 	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
 	assert.Contains(t, h.stderr.String(), hook.ProfileEnv+": not profiling")
+
+	// "%p" is the process id: each run of a benchmark keeps its own profile.
+	h = newHarness(t)
+	dir := t.TempDir()
+	h.env[hook.ProfileEnv] = filepath.Join(dir, "cpu.%p.pprof")
+	assert.Equal(t, hook.ExitOK, h.main("--plugin", "widgets.wasm", "--config"))
+	_, err = os.Stat(filepath.Join(dir, fmt.Sprintf("cpu.%d.pprof", os.Getpid())))
+	require.NoError(t, err)
 }
 
 // OPENSTACK_SYNC_TRACE writes an execution trace of the run; an unwritable path only warns.
