@@ -198,13 +198,13 @@ func (ironic) allowed(r *Resource, c Caller, obj map[string]any, write bool) boo
 // find resolves an object by uuid or name, as Ironic's get_rpc_<x> does.
 func (ironic) find(s *Store, r *Resource, ident string) (map[string]any, *Response) {
 	if isUUID(ident) {
-		for _, o := range s.list(r) {
+		for _, o := range s.lookupBy(r, "uuid", ident) {
 			if o["uuid"] == ident {
 				return o, nil
 			}
 		}
 	} else if isLogicalName(ident) {
-		for _, o := range s.list(r) {
+		for _, o := range s.lookupBy(r, "name", ident) {
 			if o["name"] == ident {
 				return o, nil
 			}
@@ -441,8 +441,7 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 		slices.Reverse(items)
 	}
 	if marker != "" {
-		i := slices.IndexFunc(s.list(r), func(o map[string]any) bool { return o["uuid"] == marker })
-		if i < 0 {
+		if !slices.ContainsFunc(s.lookupBy(r, "uuid", marker), func(o map[string]any) bool { return o["uuid"] == marker }) {
 			return ierr(http.StatusNotFound, r.NotFound, marker)
 		}
 		at := slices.IndexFunc(items, func(o map[string]any) bool { return o["uuid"] == marker })
@@ -567,13 +566,21 @@ func (d ironic) create(s *Store, r *Resource, req Request, v ironicVersion) Resp
 
 // unique refuses a taken uuid (on create) or name (the database's unique keys).
 func (ironic) unique(s *Store, r *Resource, obj map[string]any, create bool) *Response {
-	for _, o := range s.list(r) {
+	// candidates are the objects whose field may equal obj's: from the index when it is a string,
+	// else (a null name) every object.
+	candidates := func(field string) []map[string]any {
+		if v, ok := obj[field].(string); ok {
+			return s.lookupBy(r, field, v)
+		}
+		return s.list(r)
+	}
+	for _, o := range candidates("uuid") {
 		if create && o["uuid"] == obj["uuid"] {
 			resp := ierr(http.StatusConflict, r.ironic.uuidConflict, obj["uuid"])
 			return &resp
 		}
 	}
-	for _, o := range s.list(r) {
+	for _, o := range candidates("name") {
 		if o["name"] == obj["name"] && o["uuid"] != obj["uuid"] {
 			resp := ierr(http.StatusConflict, r.ironic.conflict, obj["name"])
 			return &resp
@@ -672,6 +679,7 @@ func (d ironic) remove(s *Store, r *Resource, req Request, ident string) Respons
 		return d.denied(r.ironic.policy + ":delete")
 	}
 	s.objs[r.Ref()] = slices.DeleteFunc(s.objs[r.Ref()], func(o map[string]any) bool { return o["uuid"] == obj["uuid"] })
+	s.unindex(r)
 	return Response{Status: http.StatusNoContent}
 }
 
@@ -828,6 +836,7 @@ func (d ironic) patch(s *Store, r *Resource, req Request, v ironicVersion, ident
 		next["updated_at"] = s.opts.Now().UTC().Format(ironicTime)
 	}
 	maps.Copy(obj, next)
+	s.unindex(r) // the name may have changed
 	return Response{Status: http.StatusOK, Body: d.show(s, r, obj, v, nil)}
 }
 
