@@ -113,9 +113,12 @@ type Cloud struct {
 
 	flavors  []*Flavor
 	profiles []*ServiceProfile
-	routers  []*routerRec
-	ranges   []*rangeRec
-	pools    []*subnetPoolRec
+	// flavorIDs and profileIDs find flavors and profiles by id (idIndex).
+	flavorIDs  idIndex[Flavor]
+	profileIDs idIndex[ServiceProfile]
+	routers    []*routerRec
+	ranges     []*rangeRec
+	pools      []*subnetPoolRec
 	// collections are the authors' own (AddCollection).
 	collections []*collection
 	// known serves every collection whose real rules osapi holds (Keystone projects, Neutron
@@ -152,7 +155,9 @@ func New(opts Options) *Cloud {
 	if err != nil {
 		panic(fmt.Sprintf("fakecloud: IronicMaxVersion %q: %v", opts.IronicMaxVersion, err))
 	}
-	c := &Cloud{opts: opts, ironicMax: max, tokens: map[string]*token{}}
+	c := &Cloud{opts: opts, ironicMax: max, tokens: map[string]*token{},
+		flavorIDs:  idIndex[Flavor]{id: func(f *Flavor) string { return f.ID }},
+		profileIDs: idIndex[ServiceProfile]{id: func(p *ServiceProfile) string { return p.ID }}}
 	c.projects = map[string]string{"admin": newHexID(), "demo": newHexID(), "service": newHexID()}
 	c.users = map[string]*user{
 		"admin": {id: newHexID(), name: "admin", password: "admin-secret", project: "admin",

@@ -13,12 +13,7 @@ func (f *Flavor) render() map[string]any {
 }
 
 func (c *Cloud) findFlavor(id string) *Flavor {
-	for _, f := range c.flavors {
-		if f.ID == id {
-			return f
-		}
-	}
-	return nil
+	return c.flavorIDs.find(c.flavors, id)
 }
 
 func (c *Cloud) flavorInUse(id string) bool {
@@ -67,6 +62,7 @@ func (c *Cloud) neutronFlavors(w http.ResponseWriter, r *http.Request, t *token,
 				return
 			}
 			c.flavors = append(c.flavors, f)
+			c.flavorIDs.added(f)
 			writeJSON(w, http.StatusCreated, map[string]any{"flavor": f.render()})
 		default:
 			methodNotAllowed(w)
@@ -108,6 +104,7 @@ func (c *Cloud) neutronFlavors(w http.ResponseWriter, r *http.Request, t *token,
 			return
 		}
 		c.flavors = slices.DeleteFunc(c.flavors, func(x *Flavor) bool { return x == f })
+		c.flavorIDs.reset()
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		methodNotAllowed(w)

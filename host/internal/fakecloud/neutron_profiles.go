@@ -13,12 +13,7 @@ func (p *ServiceProfile) render() map[string]any {
 }
 
 func (c *Cloud) findProfile(id string) *ServiceProfile {
-	for _, p := range c.profiles {
-		if p.ID == id {
-			return p
-		}
-	}
-	return nil
+	return c.profileIDs.find(c.profiles, id)
 }
 
 func (c *Cloud) profileBound(id string) bool {
@@ -69,6 +64,7 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 				return
 			}
 			c.profiles = append(c.profiles, p)
+			c.profileIDs.added(p)
 			writeJSON(w, http.StatusCreated, map[string]any{"service_profile": p.render()})
 		default:
 			methodNotAllowed(w)
@@ -119,6 +115,7 @@ func (c *Cloud) neutronProfiles(w http.ResponseWriter, r *http.Request, t *token
 			return
 		}
 		c.profiles = slices.DeleteFunc(c.profiles, func(x *ServiceProfile) bool { return x == p })
+		c.profileIDs.reset()
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		methodNotAllowed(w)

@@ -68,6 +68,8 @@ func (c *Cloud) Restore(b []byte) error {
 	defer c.mu.Unlock()
 	c.projects, c.flavors, c.profiles, c.routers, c.ranges = s.Projects, s.Flavors, s.Profiles, s.Routers, s.Ranges
 	c.pools = s.Pools
+	c.flavorIDs.reset()
+	c.profileIDs.reset()
 	c.collections = nil
 	for _, col := range s.Collections {
 		c.collections = append(c.collections, &collection{Collection: col.Collection, objects: col.Objects})

@@ -78,6 +78,7 @@ func (c *Cloud) AddFlavor(f Flavor) Flavor {
 	rec := f
 	rec.ServiceProfiles = slices.Clone(f.ServiceProfiles)
 	c.flavors = append(c.flavors, &rec)
+	c.flavorIDs.added(&rec)
 	return f
 }
 
@@ -102,6 +103,7 @@ func (c *Cloud) AddServiceProfile(p ServiceProfile) ServiceProfile {
 	defer c.mu.Unlock()
 	rec := p
 	c.profiles = append(c.profiles, &rec)
+	c.profileIDs.added(&rec)
 	return p
 }
 
