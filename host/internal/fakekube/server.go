@@ -29,12 +29,14 @@ type Server struct {
 	resources map[schema.GroupVersionResource]Resource
 	objects   map[objectKey]Object
 	events    []Event
-	requests  []Request
-	revision  int64
-	now       func() time.Time
-	token     string
-	caPEM     []byte
-	http      *httptest.Server
+	// discardEvents: keep no event log (DiscardEvents).
+	discardEvents bool
+	requests      []Request
+	revision      int64
+	now           func() time.Time
+	token         string
+	caPEM         []byte
+	http          *httptest.Server
 }
 
 // Request is one HTTP request the server answered, for tests and the demo's "writes" count.
