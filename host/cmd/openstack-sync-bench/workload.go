@@ -203,12 +203,24 @@ func (s *scenario) resetForCreate(ctx context.Context) error {
 		return err
 	}
 	api := s.env.kube.dyn.Resource(s.res.GVR()).Namespace(s.ns)
-	return parallel(s.size, func(i int) error {
-		if _, err := api.Patch(ctx, s.crName(i), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`),
+	list, err := api.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	// Only the CRs a hook has written need writing back: fresh ones (the first set-up) have
+	// neither, and 2 × 20,000 patches that change nothing cost the set-up tens of seconds.
+	var dirty []string
+	for _, it := range list.Items {
+		if _, st := it.Object["status"]; st || len(it.GetFinalizers()) > 0 {
+			dirty = append(dirty, it.GetName())
+		}
+	}
+	return parallel(len(dirty), func(i int) error {
+		if _, err := api.Patch(ctx, dirty[i], types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`),
 			metav1.PatchOptions{}); err != nil {
 			return err
 		}
-		_, err := api.Patch(ctx, s.crName(i), types.MergePatchType, []byte(`{"status":null}`), metav1.PatchOptions{}, "status")
+		_, err := api.Patch(ctx, dirty[i], types.MergePatchType, []byte(`{"status":null}`), metav1.PatchOptions{}, "status")
 		return err
 	})
 }
@@ -269,8 +281,8 @@ func (s *scenario) watch(ctx context.Context, hb hostBuild, cacheDir string) (sh
 }
 
 // runHook runs one hook process over the namespace's current CRs, handed over as w keeps them, and
-// measures it.
-func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string, w shelloperator.KubernetesBinding) (sample, error) {
+// measures it. A set-up pass talks to the API server directly, not through the counting proxy.
+func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string, w shelloperator.KubernetesBinding, setup bool) (sample, error) {
 	bc, n, err := s.env.kube.bindingContext(ctx, s.res, s.ns, s.plugin.Name, w)
 	if err != nil {
 		return sample{}, err
@@ -292,6 +304,9 @@ func (s *scenario) runHook(ctx context.Context, hb hostBuild, cacheDir string, w
 		return sample{}, err
 	}
 	env = append(env, "BINDING_CONTEXT_PATH="+bcPath)
+	if setup {
+		env = append(env, "KUBECONFIG="+s.env.kube.setup)
+	}
 	var stderr strings.Builder
 	u, err := measured(ctx, env, nil, &stderr, hb.Binary, "hook", "--plugin", hb.Plugin(s.plugin.Name))
 	out := sample{Wall: u.Wall, CPU: u.CPU, RSS: u.RSS, Exit: u.Exit, OpenStack: s.env.cloud.RequestCounts(), Kube: s.env.kube.take(),
