@@ -42,6 +42,9 @@ type cluster struct {
 	// setup is a kubeconfig straight to the API server for the unmeasured set-up passes, which
 	// need no request counts: one hop less for every one of their tens of thousands of writes.
 	setup string
+	// fake is the in-process API server, which the harness's own writes may skip HTTP for; nil
+	// with a real one.
+	fake *fakekube.Server
 	// bin is the folder of the Kubernetes tools (the shell-operator among them); "" with fakekube.
 	bin   string
 	dyn   dynamic.Interface
@@ -119,7 +122,7 @@ func startCluster(ctx context.Context, mode, repo, state string, portBase int, c
 			srv.Close()
 			return nil, err
 		}
-		c.stop = srv.Close
+		c.stop, c.fake = srv.Close, srv
 		if cfg, err = clientcmd.RESTConfigFromKubeConfig(srv.Kubeconfig()); err != nil {
 			srv.Close()
 			return nil, err
