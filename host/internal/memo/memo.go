@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -109,6 +110,9 @@ type Config struct {
 	Settings [sha256.Size]byte
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Log receives Save's warning when the bound made the store drop records (the plugin named
+	// on it); nil logs nothing.
+	Log *slog.Logger
 }
 
 // Store holds one plugin's records for one hook run: read at the first reconcile that asks,
@@ -121,6 +125,7 @@ type Store struct {
 	maxBytes int
 	now      func() time.Time
 	settings [sha256.Size]byte
+	log      *slog.Logger
 
 	mu      sync.Mutex
 	loaded  bool
@@ -130,6 +135,9 @@ type Store struct {
 	size  int
 	dirty bool
 	hits  int
+	// evicted are the CRs whose fresh record the bound in bytes dropped during the run (compact);
+	// Save reports those it could not keep.
+	evicted map[string]struct{}
 }
 
 // New returns the store of c's plugin, or nil when the memo is off (a maximum age below zero)
@@ -139,7 +147,7 @@ func New(c Config) *Store {
 		return nil
 	}
 	m := &Store{cache: c.Cache, prefix: c.Prefix, module: c.Module, maxAge: cmp.Or(c.MaxAge, DefaultMaxAge),
-		maxBytes: cmp.Or(c.MaxBytes, DefaultMaxBytes), now: c.Now, settings: c.Settings}
+		maxBytes: cmp.Or(c.MaxBytes, DefaultMaxBytes), now: c.Now, settings: c.Settings, log: c.Log}
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -308,10 +316,33 @@ func (m *Store) compact(now time.Time) []string {
 		return cmp.Or(cmp.Compare(m.entries[b].at, m.entries[a].at), strings.Compare(a, b))
 	})
 	for m.size > m.maxBytes-binary.MaxVarintLen64 && len(uids) > 0 {
-		m.forgetLocked(uids[len(uids)-1])
+		uid := uids[len(uids)-1]
+		m.forgetLocked(uid)
+		if m.evicted == nil {
+			m.evicted = map[string]struct{}{}
+		}
+		m.evicted[uid] = struct{}{}
 		uids = uids[:len(uids)-1]
 	}
 	return uids
+}
+
+// Evicted is how many CRs lost a fresh record to the bound in bytes since the store was made and
+// have none now: the CRs the next run reconciles in full although nothing changed.
+func (m *Store) Evicted() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.evictedLocked()
+}
+
+func (m *Store) evictedLocked() int {
+	n := 0
+	for uid := range m.evicted {
+		if _, kept := m.entries[uid]; !kept {
+			n++
+		}
+	}
+	return n
 }
 
 // load reads the records once; a missing, unreadable, damaged or foreign file (another module,
@@ -361,6 +392,14 @@ func (m *Store) Save() error {
 		return err
 	}
 	m.dirty = false
+	if n := m.evictedLocked(); n > 0 && m.log != nil {
+		// Once per run: a site that outgrew the bound (more CRs than memory.crs declares) reconciles
+		// these CRs in full every run, for CPU and OpenStack reads a larger bound would save.
+		m.log.Warn("The convergence memo is full: it dropped the records of CRs past its bound, "+
+			"which the next run reconciles in full; raise memory.crs to this plugin's CR count (the chart derives "+
+			"the bound from it), or compilationCache.memoMaxMiB ("+MaxMiBEnv+")",
+			"dropped", n, "kept", len(uids), "boundMiB", fmt.Sprintf("%.1f", float64(m.maxBytes)/(1<<20)), "file", m.Path())
+	}
 	return nil
 }
 

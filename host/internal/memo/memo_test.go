@@ -1,9 +1,12 @@
 package memo
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -138,9 +141,10 @@ func TestARecordFromTheFutureIsNeverUsed(t *testing.T) {
 	assert.Nil(t, again.check("uid", key("k")), "the future record was dropped at the last save")
 }
 
-// memoChildEnv holds "<dir>,<result bytes>,<records>": the child records that many results of
-// that size in one plugin's memo, saves it, loads it again in a second store as the next run
-// does, answers every record, records them all again and saves, then reports its peak RSS.
+// memoChildEnv holds "<dir>,<result bytes>,<records>,<bound>": the child records that many
+// results of that size in one plugin's memo of that bound, saves it, loads it again in a second
+// store as the next run does, answers every record, records them all again and saves, then
+// reports its peak RSS.
 const memoChildEnv = "OPENSTACK_SYNC_TEST_MEMO_CHILD"
 
 func memoChild(spec string) int {
@@ -148,9 +152,10 @@ func memoChild(spec string) int {
 	parts := strings.Split(spec, ",")
 	size, _ := strconv.Atoi(parts[1])
 	n, _ := strconv.Atoi(parts[2])
+	bound, _ := strconv.Atoi(parts[3])
 	result := make([]byte, size)
 	for run := range 2 {
-		m := testMemo(parts[0], "module a", DefaultMaxBytes, time.Now)
+		m := testMemo(parts[0], "module a", bound, time.Now)
 		for i := range n {
 			m.check(fmt.Sprint("cr-", i), key("k"))
 			m.record(fmt.Sprint("cr-", i), key(fmt.Sprint("k", run)), result)
@@ -166,12 +171,13 @@ func memoChild(spec string) int {
 // The memo's cost to the hook's memory is bounded by its bound in bytes, whatever the plugin
 // returns and however many CRs it has: a run that reads the records, answers them and writes them
 // again holds at most MemoryFactor times the bound over an idle process (measured: 200 CRs of
-// 1 MiB results once took a process to 1.1 GB).
+// 1 MiB results once took a process to 1.1 GB). The bound follows a site's CRs (the chart derives
+// it from memory.crs), so the factor holds at the default bound and at a 20,000-runbook site's.
 func TestTheMemoStaysWithinItsMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process per case")
 	}
-	run := func(size, n int, limit int64) int64 {
+	run := func(size, n, bound int, limit int64) int64 {
 		// A memo past its bound leaves the child's collector spinning at GOMEMLIMIT for ever; the
 		// deadline turns that into this test's failure, not a go test timeout that orphans the
 		// child (a mutation run once left one spinning for an hour). Healthy children take seconds.
@@ -179,7 +185,7 @@ func TestTheMemoStaysWithinItsMemoryBound(t *testing.T) {
 		defer cancel()
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 		cmd.WaitDelay = 5 * time.Second
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%d", memoChildEnv, t.TempDir(), size, n))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%d,%d", memoChildEnv, t.TempDir(), size, n, bound))
 		if limit > 0 {
 			// As the chart runs the hook (GOMEMLIMIT, charts/…/_helpers.tpl): what is measured is
 			// what the memo holds, not the garbage a collector starved of CPU has not yet freed
@@ -193,11 +199,17 @@ func TestTheMemoStaysWithinItsMemoryBound(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		return peakrss.Of(cmd, string(out))
 	}
-	base := run(0, 0, 0)
-	for _, c := range []struct{ size, n int }{{1 << 20, 200}, {60 << 10, 1000}, {200, 50_000}} {
-		bound := base + MemoryFactor*DefaultMaxBytes
-		rss := run(c.size, c.n, MemoryFactor*DefaultMaxBytes/2)
-		t.Logf("%d records of %d bytes: peak RSS %d MiB, bound %d MiB (idle %d MiB)", c.n, c.size, rss>>20, bound>>20, base>>20)
+	base := run(0, 0, DefaultMaxBytes, 0)
+	for _, c := range []struct{ size, n, bound int }{
+		{1 << 20, 200, DefaultMaxBytes}, {60 << 10, 1000, DefaultMaxBytes}, {200, 50_000, DefaultMaxBytes},
+		// Runbooks with notes (~700 bytes a record) at the bound the chart derives for 20,000 of
+		// them, with more CRs than it holds (measured 1.9 times the bound at 20,000, 3.1 at 36,000).
+		{600, 36_000, 17 << 20},
+	} {
+		bound := base + int64(MemoryFactor*c.bound)
+		rss := run(c.size, c.n, c.bound, int64(MemoryFactor*c.bound/2))
+		t.Logf("%d records of %d bytes, bound %d MiB: peak RSS %d MiB, %.1f times the bound over idle (%d MiB); limit %d MiB",
+			c.n, c.size, c.bound>>20, rss>>20, float64(rss-base)/float64(c.bound), base>>20, bound>>20)
 		assert.LessOrEqual(t, rss, bound, "%d records of %d bytes", c.n, c.size)
 	}
 }
@@ -214,4 +226,61 @@ func TestTheMemoRefusesTooManyPieces(t *testing.T) {
 	hit, err := c.Unchanged("reconcile", MaxPieces, func(int) []byte { return []byte("x") })
 	require.NoError(t, err)
 	assert.False(t, hit)
+}
+
+// A run whose records outgrow the bound says so once, naming the plugin, how many CRs lost their
+// record, the bound and what to raise: a site that outgrew memory.crs reconciles those CRs in
+// full every run, and nothing else would tell its operator why.
+func TestARunThatOutgrowsTheBoundWarnsOnce(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil)).With("plugin", "mock-plugin")
+	clock := time.Unix(1_000_000, 0)
+	newStore := func(bound int) *Store {
+		return New(Config{Cache: modulecache.Dir(t.TempDir()), Prefix: "MOCK", Module: sha256.Sum256([]byte("m")), MaxAge: time.Hour,
+			MaxBytes: bound, Now: func() time.Time { return clock }, Log: log})
+	}
+	const bound = 64 << 10
+	result := make([]byte, 600) // a runbook's result with its notes
+	m := newStore(bound)
+	for i := range 300 { // 300 × ~700 bytes: ~210 KB for a 64 KiB bound
+		clock = clock.Add(time.Second)
+		m.record(fmt.Sprint("cr-", i), key("k"), result)
+	}
+	require.NoError(t, m.Save())
+	kept := 0
+	for i := range 300 {
+		if m.check(fmt.Sprint("cr-", i), key("k")) != nil {
+			kept++
+		}
+	}
+	require.Positive(t, kept)
+	assert.Equal(t, 300-kept, m.Evicted())
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 1, "one warning per run: %s", logs.String())
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &line))
+	assert.Equal(t, "WARN", line["level"])
+	assert.Equal(t, "mock-plugin", line["plugin"])
+	assert.EqualValues(t, 300-kept, line["dropped"])
+	assert.EqualValues(t, kept, line["kept"])
+	assert.Equal(t, "0.1", line["boundMiB"])
+	assert.Contains(t, line["msg"], "raise memory.crs")
+	assert.Contains(t, line["msg"], MaxMiBEnv)
+
+	logs.Reset()
+	fits := newStore(bound)
+	for i := range 50 {
+		fits.record(fmt.Sprint("cr-", i), key("k"), result)
+	}
+	require.NoError(t, fits.Save())
+	assert.Zero(t, fits.Evicted())
+	assert.Empty(t, logs.String(), "records within the bound warn of nothing")
+
+	// Records past their maximum age are not the bound's doing.
+	aged := newStore(bound)
+	aged.record("old", key("k"), result)
+	clock = clock.Add(2 * time.Hour)
+	require.NoError(t, aged.Save())
+	assert.Zero(t, aged.Evicted())
+	assert.Empty(t, logs.String())
 }

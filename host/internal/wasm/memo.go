@@ -25,7 +25,8 @@ func (p *Plugin) newMemo(cache modulecache.Dir) *memoStore {
 		return nil
 	}
 	s := memo.New(memo.Config{Cache: cache, Prefix: p.prefix, Module: p.digest, MaxAge: p.opts.MemoMaxAge,
-		MaxBytes: p.opts.MemoMaxBytes, Now: p.opts.Now, Settings: memo.SettingsDigest(p.prefix, p.opts.Environ, p.opts.LookupEnv)})
+		MaxBytes: p.opts.MemoMaxBytes, Now: p.opts.Now, Settings: memo.SettingsDigest(p.prefix, p.opts.Environ, p.opts.LookupEnv),
+		Log: p.log})
 	if s == nil {
 		return nil
 	}
