@@ -21,7 +21,7 @@ func (m *Metadata) wire() abi.Metadata {
 		BindingName: m.BindingName, Probe: m.Probe, Grants: m.Grants, Cleanup: m.Cleanup, HasPrune: m.HasPrune,
 		Version: m.Version, Description: m.Description, Source: m.Source, HasRemark: m.HasRemark,
 		HasDelete: m.HasDelete, Lifecycle: m.Lifecycle, PruneScope: m.PruneScope, SkipStatus: m.skipStatus,
-		StatusKeys: m.StatusKeys, PruneKeys: m.PruneKeys, Sources: m.Sources, Profiles: m.Profiles}
+		StatusKeys: m.StatusKeys, PruneKeys: m.PruneKeys, Sources: m.Sources, Profiles: m.Profiles, Deterministic: m.Deterministic}
 }
 
 type reconcileMessage struct {

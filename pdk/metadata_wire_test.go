@@ -21,7 +21,7 @@ func TestMetadataWireCarriesEveryField(t *testing.T) {
 		Source: "s", HasRemark: true, HasDelete: true, Lifecycle: true, PruneScope: PruneScopeGroup, skipStatus: true,
 		StatusKeys: []string{"id"}, PruneKeys: []string{"name"},
 		Sources:  []SourceGrant{{Name: "nautobot", Methods: []string{"GET"}, Paths: []string{"api"}}},
-		Profiles: map[string]ProfileMetadata{"understack": {PruneScope: PruneScopeAll}}}
+		Profiles: map[string]ProfileMetadata{"understack": {PruneScope: PruneScopeAll}}, Deterministic: true}
 	mv, w := reflect.ValueOf(m), m.wire()
 	wv := reflect.ValueOf(w)
 	assert.Equal(t, abi.Version, w.ABIVersion)

@@ -126,6 +126,13 @@ type Metadata struct {
 	// The host refuses a request to a source not declared here; the operator allow-lists each
 	// source's URLs (<PREFIX>_SOURCES) and the host adds the credential (Context.Source).
 	Sources []SourceGrant
+	// Deterministic declares that the plugin, given the same CRs, settings and answers from
+	// OpenStack and its sources, sends the same requests in the same order and returns the same
+	// results: it MUST NOT decide anything on the clock, randomness, map order or a volatile
+	// response header (docs/abi.md, "The run replay"). The host may then answer a run in which
+	// nothing changed by re-sending the last converged run's reads itself, without starting the
+	// module.
+	Deterministic bool
 	// Profiles change what the host does under a profile the hook runs in (its <PREFIX>_PROFILE,
 	// which the plugin reads as Config("PROFILE"), docs/migrating.md), keyed by the profile's
 	// name, e.g. "understack". A profile not listed here keeps the metadata above.

@@ -207,6 +207,10 @@ type Metadata struct {
 	// Sources are the sources of truth outside OpenStack the plugin reads, by name, with method
 	// and path grants; the operator allow-lists their URLs.
 	Sources []SourceGrant `json:"sources,omitempty"`
+	// Deterministic: given the same inputs and the same answers, the plugin sends the same
+	// requests and returns the same results, and decides nothing on the clock or randomness; the
+	// host may then replay a converged run without running it (docs/abi.md, "The run replay").
+	Deterministic bool `json:"deterministic,omitempty"`
 	// Profiles change the host's behaviour under the profile the hook runs in, keyed by the
 	// profile's name.
 	Profiles map[string]Profile `json:"profiles,omitempty"`

@@ -19,6 +19,9 @@ var metadata = pdk.Metadata{
 	Noun:        "ironic runbook",
 	EnvPrefix:   "IRONIC_RUNBOOK",
 	BindingName: "ironic-runbooks",
+	// Same CRs, settings and answers: same requests and results (no clock, no randomness), so
+	// a converged run may be replayed without the module (docs/abi.md, "The run replay").
+	Deterministic: true,
 	Grants: []pdk.Grant{
 		// The unversioned root document: microversion discovery.
 		{Service: "baremetal", Methods: []string{"GET"}, Paths: []string{"/"}},

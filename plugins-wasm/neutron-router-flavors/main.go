@@ -19,6 +19,9 @@ var metadata = pdk.Metadata{
 	Noun:        "router flavor",
 	EnvPrefix:   "NEUTRON_ROUTER_FLAVOR",
 	BindingName: "neutron-router-flavors",
+	// Same CRs, settings and answers: same requests and results (no clock, no randomness), so
+	// a converged run may be replayed without the module (docs/abi.md, "The run replay").
+	Deterministic: true,
 	Grants: []pdk.Grant{
 		{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{flavorsPath, profilesPath}},
 		{Service: "network", Methods: []string{"GET", "PUT", "DELETE"}, Paths: []string{flavorsPath + "/*", profilesPath + "/*"}},

@@ -26,6 +26,9 @@ var metadata = pdk.Metadata{
 	Noun:        "segment range",
 	EnvPrefix:   "NEUTRON_SEGMENT_RANGE",
 	BindingName: "neutron-segment-ranges",
+	// Same CRs, settings and answers: same requests and results (no clock, no randomness), so
+	// a converged run may be replayed without the module (docs/abi.md, "The run replay").
+	Deterministic: true,
 	Grants: []pdk.Grant{
 		{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{rangesPath}},
 		// DELETE only for the prune of the understack profile, whose ranges carry a marker.

@@ -20,6 +20,9 @@ var metadata = pdk.Metadata{
 	Noun:        "subnet pool",
 	EnvPrefix:   envPrefix,
 	BindingName: "neutron-subnet-pools",
+	// Same CRs, settings and answers: same requests and results (no clock, no randomness), so
+	// a converged run may be replayed without the module (docs/abi.md, "The run replay").
+	Deterministic: true,
 	Grants: []pdk.Grant{
 		{Service: "network", Methods: []string{"GET", "POST"}, Paths: []string{poolsPath}},
 		{Service: "network", Methods: []string{"GET", "PUT", "DELETE"}, Paths: []string{poolsPath + "/*"}},

@@ -217,6 +217,10 @@ func deps(sb sandbox) hook.Deps {
 		ReadMetadata: func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Metadata, error) {
 			return wasm.ReadMetadata(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
 		},
+		Identify: func(ctx context.Context, path string, o hook.LoadOptions) (hook.Identity, error) {
+			meta, digest, cache, err := wasm.Identify(ctx, path, wasm.Options{EnvPrefix: o.EnvPrefix, LookupEnv: o.LookupEnv, Logger: o.Logger})
+			return hook.Identity{Meta: meta, Module: digest, Cache: cache}, err
+		},
 		NewKube: func(l hookenv.KubeLimit) (hook.Kube, error) { return newKube(l) },
 		NewLeaseStore: func(l hookenv.KubeLimit) (lease.Store, error) {
 			c, err := newKube(l)

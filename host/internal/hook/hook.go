@@ -26,6 +26,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/metrics"
 	"github.com/openstack-sync/openstack-sync/host/internal/planner"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/replay"
 	"github.com/openstack-sync/openstack-sync/host/internal/runner"
 	"github.com/openstack-sync/openstack-sync/host/internal/status"
 )
@@ -84,6 +85,13 @@ type Deps struct {
 	// Resume, when set, is a pass of the same run killed before it ended: this pass takes its
 	// finished steps as done and keeps its time budget (host/internal/supervise).
 	Resume *Resume
+	// Identify, when set, names the module and its metadata without loading it (the wasm loader:
+	// from the metadata record of a module this node loaded before), so that a run of a
+	// deterministic plugin may be replayed without loading it (replay.go); an error means no
+	// replay is tried. nil never replays.
+	Identify func(ctx context.Context, path string, opts LoadOptions) (Identity, error)
+	// Environ lists the environment, for the replay's key; nil is os.Environ.
+	Environ func() []string
 }
 
 // Resume is what an earlier, killed pass of the same run finished.
@@ -295,11 +303,23 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitFail
 	}
 	kube := &lazyKube{newKube: func() (Kube, error) { return deps.NewKube(kubeLimit) }}
+	// A converged run of a deterministic plugin may be the last one again: then it is replayed
+	// without loading the module (docs/contract.md, Decision 22).
+	region = trace.StartRegion(ctx, "replay")
+	rr, code, replayed := startReplay(ctx, deps, f, contexts, kube, obs, lookupEnv, root)
+	region.End()
+	if replayed {
+		return code
+	}
 	// While the module compiles, the first credential group connects (docs/contract.md,
 	// Decision 16): ahead holds that work when the loader told the metadata early.
 	var early *ahead
 	defer func() { early.wait() }()
 	known := func(m plugin.Metadata) { early = prepareAhead(ctx, deps, f, m, contexts, kube, obs, lookupEnv, root) }
+	if rr != nil && rr.attempted {
+		// The replay's attempt connected the groups already.
+		known = nil
+	}
 	// The loader names the plugin on its own lines, so it gets the logger without a plugin attribute.
 	region = trace.StartRegion(ctx, "load plugin")
 	p, meta, err := obs.load(ctx, deps, f, lookupEnv, root, known)
@@ -326,10 +346,16 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		log.Error(err.Error())
 		return ExitFail
 	}
+	if rr != nil && !rr.meta.Equal(meta) {
+		rr = nil
+	}
 	var connector plugin.Connector
-	if early != nil {
+	switch {
+	case rr != nil && rr.attempted:
+		connector = replay.NewReuse(rr.connector, rr.sessions)
+	case early != nil:
 		connector = early.connector
-	} else {
+	default:
 		connector = newConnector(deps, kube, meta, limit, sources, obs, root)
 	}
 	if meta.Probe {
@@ -355,7 +381,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 			return ExitOK
 		}
 	}
-	if otherProfileCRs(ctx, kube, cfg, log) {
+	if (rr == nil || !rr.checkedProfiles) && otherProfileCRs(ctx, kube, cfg, log) {
 		return ExitFail
 	}
 	var plan planner.Plan
@@ -371,7 +397,8 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 			return ExitFail
 		}
 	}
-	rn := &runner.Runner{Plugin: p, Connector: connector, Kube: kube, Config: cfg, Log: log, Sleep: deps.Sleep, Now: deps.Now,
+	runConnector, runLog := rr.watch(connector, log)
+	rn := &runner.Runner{Plugin: p, Connector: runConnector, Kube: kube, Config: cfg, Log: runLog, Sleep: deps.Sleep, Now: deps.Now,
 		Metrics: obs.recorder(), Events: obs.events(deps, kube, meta, lookupEnv, log), Journal: deps.Journal}
 	start := obs.start
 	if deps.Resume != nil {
@@ -387,6 +414,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		defer cancel()
 	}
 	code = rn.Run(ctx, plan)
+	rr.finish(p, meta, code, kube, log)
 	if lostLease(ctx, log) {
 		return ExitFail
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/events"
 	"github.com/openstack-sync/openstack-sync/host/internal/kubeapi"
@@ -16,6 +17,9 @@ type lazyKube struct {
 	once    sync.Once
 	client  Kube
 	err     error
+	// writes counts the calls that may change something (patches, Events): a run that made one
+	// is not recorded for a replay.
+	writes atomic.Int64
 }
 
 func (l *lazyKube) get() (Kube, error) {
@@ -24,6 +28,7 @@ func (l *lazyKube) get() (Kube, error) {
 }
 
 func (l *lazyKube) JSONPatch(ctx context.Context, t kubeapi.Target, patch []byte) error {
+	l.writes.Add(1)
 	c, err := l.get()
 	if err != nil {
 		return err
@@ -32,6 +37,7 @@ func (l *lazyKube) JSONPatch(ctx context.Context, t kubeapi.Target, patch []byte
 }
 
 func (l *lazyKube) MergePatchStatus(ctx context.Context, t kubeapi.Target, patch []byte) error {
+	l.writes.Add(1)
 	c, err := l.get()
 	if err != nil {
 		return err
@@ -72,6 +78,7 @@ func (l *lazyKube) eventsAPI() (events.API, error) {
 var errNoEvents = errors.New("this Kubernetes client records no Events")
 
 func (l *lazyKube) CreateEvent(ctx context.Context, namespace string, body []byte) error {
+	l.writes.Add(1)
 	api, err := l.eventsAPI()
 	if err != nil {
 		return err
@@ -88,6 +95,7 @@ func (l *lazyKube) GetEvent(ctx context.Context, namespace, name string) ([]byte
 }
 
 func (l *lazyKube) UpdateEvent(ctx context.Context, namespace, name string, body []byte) error {
+	l.writes.Add(1)
 	api, err := l.eventsAPI()
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ const (
 var framework = []string{
 	"host/internal/bindingctx", "host/internal/events", "host/internal/finalizer", "host/internal/hook", "host/internal/hookenv",
 	"host/internal/kubeapi", "host/internal/metrics", "host/internal/migrate", "host/internal/planner", "host/internal/plugin",
-	"host/internal/profile",
+	"host/internal/profile", "host/internal/replay",
 	"host/internal/resource", "host/internal/runner", "host/internal/status",
 }
 

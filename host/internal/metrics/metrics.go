@@ -122,6 +122,8 @@ var (
 		Help: "Hook runs that stood down because another replica holds the plugin's lease (high availability, docs/scaling.md)."}
 	LeaseTakeovers = &Def{Name: "openstack_sync_lease_takeovers_total", Type: Counter, Labels: []string{"plugin"},
 		Help: "Hook runs that took the plugin's lease from another replica or a free lease, and so reconciled every CR."}
+	Replays = &Def{Name: "openstack_sync_replays_total", Type: Counter, Labels: []string{"plugin", "result"},
+		Help: "Attempts to replay the last converged run (docs/operating.md): hit (every answer unchanged, the plugin not run), miss (something changed, the plugin ran)."}
 	SandboxRefusals = &Def{Name: "openstack_sync_sandbox_refusals_total", Type: Counter, Labels: []string{"plugin", "kind"},
 		Help: "Plugin actions the sandbox stopped, by kind: grant (an OpenStack request outside the grants), limit (time, memory or size limit), trap (panic, trap or ABI fault)."}
 )
@@ -130,7 +132,7 @@ var (
 var Catalog = []*Def{
 	Reconciles, Deletes, Prunes, Deletions, Requests, RequestDuration, RetryWaits, Runs, RunDuration,
 	RunBudgetExhausted, Unreadable, FinalizersHeld, PluginLoad, PluginCompile, SandboxRefusals,
-	LeaseStandDowns, LeaseTakeovers,
+	LeaseStandDowns, LeaseTakeovers, Replays,
 }
 
 // StatusClass is the status_class label of an HTTP status code; 0 (no answer) is "error".

@@ -16,6 +16,9 @@ var (
 	Memo = Kind{ID: 4, Dir: "memo", Ext: ".memo", Version: 2}
 	// Overrun marks a module that overran a call deadline under the supervisor.
 	Overrun = Kind{ID: 5, Dir: "overrun", Ext: ".json", Version: 1, Max: 64 << 10}
+	// Replay is a plugin's last converged run (replay.go), kept under its env prefix for the
+	// module it ran.
+	Replay = Kind{ID: 6, Dir: "replay", Ext: ".replay", Version: 1, Max: MaxReplayBytes}
 )
 
 // ShapedVersion names what the host's module shaping produces (host/internal/wasm/admission, shapeModule).

@@ -64,6 +64,9 @@ type Metadata struct {
 	// framework hands each desired spec with only those, so a prune over thousands of CRs does
 	// not carry every spec whole into the sandbox (docs/abi.md, "metadata").
 	PruneKeys []string
+	// Deterministic declares that the same CRs, settings and answers give the same requests and
+	// results (docs/abi.md, "The run replay"): the host may replay a converged run of it.
+	Deterministic bool
 }
 
 // Equal reports whether m and o are the same metadata.

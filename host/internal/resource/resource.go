@@ -167,6 +167,10 @@ func (r *Resource) Status() map[string]any {
 	return m
 }
 
+// StatusJSON is the CR's status as the JSON Parse keeps (nil when absent): the bytes a digest of
+// the CR's input covers, without decoding them (host/internal/replay).
+func (r *Resource) StatusJSON() json.RawMessage { return r.status }
+
 // WithStatus is r with the status st, for tests and for a CR built in code.
 func (r Resource) WithStatus(st map[string]any) *Resource {
 	r.status = nil

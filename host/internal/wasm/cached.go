@@ -1,12 +1,15 @@
 package wasm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/profile"
 	"github.com/openstack-sync/openstack-sync/host/internal/wasm/admission"
+	"github.com/openstack-sync/openstack-sync/pdk/abi"
 )
 
 // What the loader does with the files modulecache keeps about a module (the formats, their
@@ -122,6 +125,49 @@ func ReadMetadata(ctx context.Context, path string, opts Options) (plugin.Metada
 	}
 	defer p.Close(ctx)
 	return p.meta, nil
+}
+
+// Identify names the module at path without loading it: its digest (checked against the
+// operator's pin), the cache directory its records live in and the metadata its record holds, as
+// Load would report it under the hook's profile. Without a cache directory or a record that passes
+// the cache's check it fails: the caller then loads the module.
+func Identify(ctx context.Context, path string, opts Options) (plugin.Metadata, modulecache.Digest, modulecache.Dir, error) {
+	o, err := opts.fromEnv()
+	if err != nil {
+		return plugin.Metadata{}, modulecache.Digest{}, "", err
+	}
+	dir := o.cacheDir()
+	if o.NoCache || dir == "" {
+		return plugin.Metadata{}, modulecache.Digest{}, "", errors.New("no cache directory")
+	}
+	cache := modulecache.Dir(dir)
+	digest, _, err := admission.HashModule(path)
+	if err != nil {
+		return plugin.Metadata{}, digest, "", err
+	}
+	_, m, err := readRecord(path, cache, digest)
+	if err != nil {
+		return plugin.Metadata{}, digest, "", err
+	}
+	prefix := cmp.Or(o.EnvPrefix, m.EnvPrefix)
+	pin, source := o.Digest, "configured digest"
+	if pin == "" {
+		pin, _ = o.LookupEnv(prefix + DigestEnvSuffix)
+		source = prefix + DigestEnvSuffix
+	}
+	if err := checkDigest(path, digest.String(), pin, source); err != nil {
+		return plugin.Metadata{}, digest, "", err
+	}
+	prof, err := profile.Parse(lookupOr(o.LookupEnv, prefix+"_"+profile.Variable))
+	if err != nil {
+		return plugin.Metadata{}, digest, "", err
+	}
+	meta := m.metadata()
+	meta.PrunePerGroup = m.pruneScopeFor(prof) == abi.PruneScopeGroup
+	if o.MemoDir != "" {
+		cache = modulecache.Dir(o.MemoDir)
+	}
+	return meta, digest, cache, nil
 }
 
 // metadataFromRecord answers from the record; ok is false when there is none to use.

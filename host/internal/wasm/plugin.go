@@ -422,7 +422,8 @@ func parseMetadata(path string, raw []byte) (*metadataMessage, error) {
 func (m *metadataMessage) metadata() plugin.Metadata {
 	return plugin.Metadata{Name: m.Name, Noun: m.Noun, EnvPrefix: m.EnvPrefix, BindingName: m.BindingName, Probe: m.Probe,
 		Lifecycle: m.Lifecycle, HasDelete: m.HasDelete, HasPrune: m.HasDelete && m.HasPrune,
-		PrunePerGroup: m.PruneScope == abi.PruneScopeGroup, HasRemark: m.HasRemark, PruneKeys: m.PruneKeys}
+		PrunePerGroup: m.PruneScope == abi.PruneScopeGroup, HasRemark: m.HasRemark, PruneKeys: m.PruneKeys,
+		Deterministic: m.Deterministic}
 }
 
 // newInstance instantiates the compiled module with its own kernel state and output capture.

@@ -239,3 +239,10 @@ func TestPruneKeys(t *testing.T) {
 	require.NoError(t, m.checkPruneKeys())
 	assert.Equal(t, []string{"runbookName"}, m.metadata().PruneKeys)
 }
+
+// deterministic reaches the framework, which may then replay a converged run (docs/abi.md, "The
+// run replay"); a plugin that does not declare it is never replayed.
+func TestDeterministicReachesTheFramework(t *testing.T) {
+	assert.True(t, (&metadataMessage{Name: "p", Deterministic: true}).metadata().Deterministic)
+	assert.False(t, (&metadataMessage{Name: "p"}).metadata().Deterministic)
+}

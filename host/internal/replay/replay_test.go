@@ -1,0 +1,354 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
+	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
+	"github.com/openstack-sync/openstack-sync/host/internal/planner"
+	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
+	"github.com/openstack-sync/openstack-sync/host/internal/resource"
+)
+
+// crs reads testdata/crs.json, each object changed by edit first.
+func crs(t *testing.T, edit func(i int, o map[string]any)) []*resource.Resource {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/crs.json")
+	require.NoError(t, err)
+	v, err := bindingctx.DecodeJSON(raw)
+	require.NoError(t, err)
+	var out []*resource.Resource
+	for i, o := range v.([]any) {
+		if edit != nil {
+			edit(i, o.(map[string]any))
+		}
+		r, err := resource.Parse(o, "openstack")
+		require.NoError(t, err)
+		out = append(out, r)
+	}
+	return out
+}
+
+func planOf(list []*resource.Resource) planner.Plan {
+	return planner.Plan{Reconcile: list, Desired: list, PruneCredentials: []plugin.Credentials{list[0].Credentials}}
+}
+
+func md(o map[string]any) map[string]any { return o["metadata"].(map[string]any) }
+
+// Every field of a CR the host or the guest reads changes the digest; so does the CRs' order,
+// which is the order the guest sees them in. A plan that deletes, cannot read a CR or is a
+// progress run is never replayed.
+func TestTheCRDigestCoversWhatARunReads(t *testing.T) {
+	base, err := CRDigest(planOf(crs(t, nil)))
+	require.NoError(t, err)
+	again, err := CRDigest(planOf(crs(t, nil)))
+	require.NoError(t, err)
+	require.Equal(t, base, again, "the same CRs digest alike")
+	changes := map[string]func(i int, o map[string]any){
+		"uid":             func(i int, o map[string]any) { md(o)["uid"] = "u-other" },
+		"name":            func(i int, o map[string]any) { md(o)["name"] = "other" },
+		"namespace":       func(i int, o map[string]any) { md(o)["namespace"] = "other" },
+		"resourceVersion": func(i int, o map[string]any) { md(o)["resourceVersion"] = "10" },
+		"generation":      func(i int, o map[string]any) { md(o)["generation"] = json.Number("3") },
+		"no generation":   func(i int, o map[string]any) { delete(md(o), "generation") },
+		"finalizers":      func(i int, o map[string]any) { md(o)["finalizers"] = []any{} },
+		"spec":            func(i int, o map[string]any) { o["spec"].(map[string]any)["runbookName"] = "CUSTOM_X" },
+		"a spec's step": func(i int, o map[string]any) {
+			if s, ok := o["spec"].(map[string]any)["steps"].([]any); ok {
+				s[0].(map[string]any)["step"] = "clear"
+			} else {
+				o["spec"].(map[string]any)["steps"] = []any{}
+			}
+		},
+		"status":    func(i int, o map[string]any) { o["status"].(map[string]any)["id"] = "rb-9" },
+		"no status": func(i int, o map[string]any) { delete(o, "status") },
+		"credentials": func(i int, o map[string]any) {
+			o["spec"].(map[string]any)["cloudCredentialsRef"].(map[string]any)["cloudName"] = "dev"
+		},
+	}
+	for name, edit := range changes {
+		for i := range 2 {
+			got, err := CRDigest(planOf(crs(t, func(j int, o map[string]any) {
+				if j == i {
+					edit(j, o)
+				}
+			})))
+			require.NoError(t, err)
+			assert.NotEqual(t, base, got, "%s of CR %d", name, i)
+		}
+	}
+	swapped := crs(t, nil)
+	swapped[0], swapped[1] = swapped[1], swapped[0]
+	got, err := CRDigest(planOf(swapped))
+	require.NoError(t, err)
+	assert.NotEqual(t, base, got, "the order")
+
+	list := crs(t, nil)
+	for name, p := range map[string]planner.Plan{
+		"deleted":    {Reconcile: list[:1], Desired: list[:1], Deleted: list[1:]},
+		"unreadable": {Reconcile: list, Desired: list, Unreadable: []string{"openstack/x"}},
+		"progress":   {Reconcile: list, Desired: list, Progress: true},
+	} {
+		_, err := CRDigest(p)
+		assert.ErrorIs(t, err, ErrNotReplayable, name)
+	}
+}
+
+// The answer's digest covers its status, its body and every header a plugin may decide on, and
+// leaves out only the headers that differ between identical requests.
+func TestTheAnswerDigestLeavesOutOnlyVolatileHeaders(t *testing.T) {
+	answer := func(edit func(r *plugin.Response)) [32]byte {
+		r := &plugin.Response{StatusCode: 200, Body: []byte(`{"runbooks":[]}`), Header: http.Header{
+			"Content-Type": {"application/json"}, "X-Openstack-Ironic-Api-Version": {"1.96"},
+			"Date": {"Thu, 03 Dec 2026 10:00:00 GMT"}, "X-Openstack-Request-Id": {"req-1"}}}
+		if edit != nil {
+			edit(r)
+		}
+		return Answer(r)
+	}
+	base := answer(nil)
+	for name, tc := range map[string]struct {
+		edit func(r *plugin.Response)
+		same bool
+	}{
+		"date":              {edit: func(r *plugin.Response) { r.Header.Set("Date", "Fri, 04 Dec 2026 10:00:00 GMT") }, same: true},
+		"request id":        {edit: func(r *plugin.Response) { r.Header.Set("X-Openstack-Request-Id", "req-2") }, same: true},
+		"compute id":        {edit: func(r *plugin.Response) { r.Header.Set("X-Compute-Request-Id", "req-3") }, same: true},
+		"connection":        {edit: func(r *plugin.Response) { r.Header.Set("Connection", "close") }, same: true},
+		"status":            {edit: func(r *plugin.Response) { r.StatusCode = 203 }},
+		"one body byte":     {edit: func(r *plugin.Response) { r.Body = []byte(`{"runbooks":[ ]}`) }},
+		"microversion":      {edit: func(r *plugin.Response) { r.Header.Set("X-Openstack-Ironic-Api-Version", "1.95") }},
+		"a header added":    {edit: func(r *plugin.Response) { r.Header.Set("Location", "v1/runbooks/x") }},
+		"a header's values": {edit: func(r *plugin.Response) { r.Header.Add("Content-Type", "charset=utf-8") }},
+		"body into header": {edit: func(r *plugin.Response) {
+			r.Header.Set("Content-Type", "application/json"+`{"runbooks":[]}`)
+			r.Body = nil
+		}},
+	} {
+		assert.Equal(t, tc.same, answer(tc.edit) == base, name)
+	}
+}
+
+type fakeSession struct {
+	answers map[string]*plugin.Response
+	err     error
+	sent    []string
+}
+
+func (s *fakeSession) Do(_ context.Context, req plugin.Request) (*plugin.Response, error) {
+	s.sent = append(s.sent, req.Method+" "+req.Path)
+	if s.err != nil {
+		return nil, s.err
+	}
+	if r, ok := s.answers[req.Path]; ok {
+		return r, nil
+	}
+	return &plugin.Response{StatusCode: 404}, nil
+}
+
+func (s *fakeSession) DoSource(_ context.Context, req plugin.SourceRequest) (*plugin.Response, error) {
+	s.sent = append(s.sent, req.Method+" source "+req.Source+" "+req.Path)
+	return &plugin.Response{StatusCode: 200, Body: []byte(req.URL)}, nil
+}
+
+type fakeConnector struct {
+	sessions map[plugin.Credentials]*fakeSession
+	err      error
+	connects int
+}
+
+func (c *fakeConnector) Connect(_ context.Context, creds plugin.Credentials) (plugin.Session, error) {
+	c.connects++
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.sessions[creds], nil
+}
+
+var (
+	groupA = plugin.Credentials{Namespace: "a", SecretName: "cloud", CloudName: "prod"}
+	groupB = plugin.Credentials{Namespace: "b", SecretName: "cloud", CloudName: "prod"}
+)
+
+// record runs reads through a Recorder and returns what it recorded.
+func record(t *testing.T, c *fakeConnector, run func(ctx context.Context, r *Recorder)) *Recorder {
+	t.Helper()
+	r := NewRecorder(c)
+	run(context.Background(), r)
+	return r
+}
+
+// A recorded run is sent again request for request, group by group; the first answer that is not
+// the recorded one, or a group that does not connect, misses and says why.
+func TestAnAttemptMissesOnTheFirstChange(t *testing.T) {
+	cloud := func() *fakeConnector {
+		return &fakeConnector{sessions: map[plugin.Credentials]*fakeSession{
+			groupA: {answers: map[string]*plugin.Response{"v1/runbooks": {StatusCode: 200, Body: []byte("[1]")}}},
+			groupB: {answers: map[string]*plugin.Response{"v1/runbooks": {StatusCode: 200, Body: []byte("[2]")}}},
+		}}
+	}
+	c := cloud()
+	rec := record(t, c, func(ctx context.Context, r *Recorder) {
+		for _, g := range []plugin.Credentials{groupA, groupB} {
+			s, err := r.Connect(ctx, g)
+			require.NoError(t, err)
+			_, err = s.Do(ctx, plugin.Request{Service: "baremetal", Method: "GET", Path: "v1/runbooks", Microversion: "1.96"})
+			require.NoError(t, err)
+			_, err = s.(plugin.SourceSender).DoSource(ctx, plugin.SourceRequest{Source: "nautobot", URL: "https://n", Method: "GET",
+				Path: "api/ipam/prefixes/", Secret: &plugin.SecretKeyRef{Name: "n", Key: "token"}})
+			require.NoError(t, err)
+		}
+	})
+	require.Empty(t, rec.Spoiled())
+	record := modulecache.ReplayRecord{Groups: rec.Groups()}
+	// Through the file format, as a run reads it.
+	record, err := modulecache.DecodeReplay(modulecache.EncodeReplay(record))
+	require.NoError(t, err)
+
+	tests := []struct {
+		name  string
+		cloud func(c *fakeConnector)
+		miss  string
+		sent  int
+	}{
+		{name: "every answer the same", cloud: func(*fakeConnector) {}, sent: 4},
+		{name: "the second group's answer changed", sent: 3, miss: "the answer to GET baremetal v1/runbooks changed",
+			cloud: func(c *fakeConnector) { c.sessions[groupB].answers["v1/runbooks"].Body = []byte("[3]") }},
+		{name: "the first group's resource is gone", sent: 1, miss: "the answer to GET baremetal v1/runbooks changed",
+			cloud: func(c *fakeConnector) { delete(c.sessions[groupA].answers, "v1/runbooks") }},
+		{name: "no answer", sent: 1, miss: "GET baremetal v1/runbooks got no answer: reset",
+			cloud: func(c *fakeConnector) { c.sessions[groupA].err = errors.New("reset") }},
+		{name: "a group that does not connect", miss: `connecting namespace="a" secret="cloud" cloud="prod" failed: 401`,
+			cloud: func(c *fakeConnector) { c.err = errors.New("401") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cloud()
+			tt.cloud(c)
+			out := Attempt(context.Background(), c, record)
+			assert.Equal(t, tt.miss, out.Miss)
+			assert.Equal(t, tt.sent, out.Requests)
+			if tt.miss == "" {
+				assert.Equal(t, []string{"GET v1/runbooks", "GET source nautobot api/ipam/prefixes/"}, c.sessions[groupA].sent)
+				assert.Equal(t, []plugin.Credentials{groupA, groupB}, out.Groups)
+			}
+		})
+	}
+}
+
+// A run is recordable only while every request was a read that got an answer.
+func TestARunThatMayHaveWrittenIsNotRecorded(t *testing.T) {
+	for name, tc := range map[string]struct {
+		run  func(ctx context.Context, s plugin.Session) error
+		want string
+	}{
+		"a POST": {want: "POST network v2.0/flavors may have changed something", run: func(ctx context.Context, s plugin.Session) error {
+			_, err := s.Do(ctx, plugin.Request{Service: "network", Method: "POST", Path: "v2.0/flavors"})
+			return err
+		}},
+		"a DELETE after reads": {want: "DELETE network v2.0/flavors/x may have changed something", run: func(ctx context.Context, s plugin.Session) error {
+			if _, err := s.Do(ctx, plugin.Request{Service: "network", Method: "GET", Path: "v2.0/flavors"}); err != nil {
+				return err
+			}
+			_, err := s.Do(ctx, plugin.Request{Service: "network", Method: "DELETE", Path: "v2.0/flavors/x"})
+			return err
+		}},
+		"a source PATCH": {want: "PATCH source nautobot api/x may have changed something", run: func(ctx context.Context, s plugin.Session) error {
+			_, err := s.(plugin.SourceSender).DoSource(ctx, plugin.SourceRequest{Source: "nautobot", Method: "PATCH", Path: "api/x"})
+			return err
+		}},
+	} {
+		c := &fakeConnector{sessions: map[plugin.Credentials]*fakeSession{groupA: {}}}
+		r := record(t, c, func(ctx context.Context, r *Recorder) {
+			s, err := r.Connect(ctx, groupA)
+			require.NoError(t, err)
+			require.NoError(t, tc.run(ctx, s))
+		})
+		assert.Equal(t, tc.want, r.Spoiled(), name)
+	}
+	c := &fakeConnector{sessions: map[plugin.Credentials]*fakeSession{groupA: {err: errors.New("reset")}}}
+	r := record(t, c, func(ctx context.Context, r *Recorder) {
+		s, _ := r.Connect(ctx, groupA)
+		_, err := s.Do(ctx, plugin.Request{Service: "network", Method: "GET", Path: "v2.0/flavors"})
+		require.Error(t, err)
+	})
+	assert.Equal(t, "GET network v2.0/flavors got no answer", r.Spoiled())
+}
+
+// A record stands for a run only with the same key and CRs, no older than the maximum age and not
+// dated in the future.
+func TestARecordStandsOnlyForTheSameRunWithinItsAge(t *testing.T) {
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	key, crs := [32]byte{1}, [32]byte{2}
+	rec := modulecache.ReplayRecord{Key: key, CRs: crs, At: now.Add(-time.Hour).Unix()}
+	for name, tc := range map[string]struct {
+		edit func(r *modulecache.ReplayRecord)
+		want string
+	}{
+		"the same run":    {edit: func(*modulecache.ReplayRecord) {}},
+		"another key":     {edit: func(r *modulecache.ReplayRecord) { r.Key[0] = 9 }, want: "the module, a setting or the host changed since the recorded run"},
+		"another CR":      {edit: func(r *modulecache.ReplayRecord) { r.CRs[0] = 9 }, want: "a CR changed since the recorded run"},
+		"too old":         {edit: func(r *modulecache.ReplayRecord) { r.At = now.Add(-25 * time.Hour).Unix() }, want: "the record is older than 24h0m0s"},
+		"from the future": {edit: func(r *modulecache.ReplayRecord) { r.At = now.Add(time.Minute).Unix() }, want: "the record is dated in the future"},
+	} {
+		r := rec
+		tc.edit(&r)
+		assert.Equal(t, tc.want, Check(r, key, crs, now, 24*time.Hour), name)
+	}
+}
+
+// The replay's switches: on by default, off by its own variable or the memo's.
+func TestTheReplayIsOnUnlessTurnedOff(t *testing.T) {
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		want time.Duration
+		err  string
+	}{
+		"default":          {want: 24 * time.Hour},
+		"on":               {env: map[string]string{Env: "on"}, want: 24 * time.Hour},
+		"off":              {env: map[string]string{Env: "off"}},
+		"the memo's age":   {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "1h"}, want: time.Hour},
+		"the memo off":     {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "0"}},
+		"a value not read": {env: map[string]string{Env: "yes"}, err: "OPENSTACK_SYNC_REPLAY must be on or off"},
+		"a bad memo's age": {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "-1h"}, err: "OPENSTACK_SYNC_MEMO_MAX_AGE must be a positive duration"},
+	} {
+		got, err := Settings(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, name)
+			continue
+		}
+		require.NoError(t, err, name)
+		assert.Equal(t, tc.want, got, name)
+	}
+}
+
+// A run's warnings are recorded with their attributes and repeated by a replay; an error line
+// keeps the run from being recorded.
+func TestLinesRecordWarningsAndRefuseErrors(t *testing.T) {
+	var out bytes.Buffer
+	var l Lines
+	log := l.Wrap(slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelError}))).With("plugin", "p", "kind", "K")
+	log.Info("Found CRs to reconcile", "count", 2)
+	log.Warn("Converged but needs manual action", "cr", "ns/a", "notes", "traits not applied")
+	assert.Empty(t, l.Spoiled())
+	require.Len(t, l.Recorded(), 1)
+	assert.Empty(t, out.String(), "the run's own level still decides what it writes")
+
+	var again bytes.Buffer
+	Repeat(context.Background(), slog.New(slog.NewTextHandler(&again, nil)).With("plugin", "p"), l.Recorded())
+	assert.Contains(t, again.String(), `level=WARN msg="Converged but needs manual action" plugin=p cr=ns/a kind=K notes="traits not applied" replayed=true`)
+
+	log.Error("Failed to reconcile", "cr", "ns/b")
+	assert.Equal(t, "the run logged an error", l.Spoiled())
+}
