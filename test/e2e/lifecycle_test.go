@@ -216,6 +216,12 @@ func TestLifecycle(t *testing.T) {
 		assert.Nil(t, r, "nothing is created with refused credentials")
 	}), "later phases build on this one")
 
+	// Every runbook CR is converged here, and none fails: the runbooks' runs may be replayed. The
+	// a CR is touched (b must stay quiet, above).
+	require.True(t, t.Run("a converged run is replayed until the runbook is edited in Ironic, then reverted", func(t *testing.T) {
+		replayScenario(t, ctx, h, a[runbooks.kind])
+	}), "later phases build on this one")
+
 	// Another credential group of the same plugins fails from here on (its Secret's password is
 	// wrong): with per-group prunes (docs/contract.md §7.1) it holds back only its own group's, so
 	// the deletions below still happen. Before, any failing CR skipped every prune of its plugin and

@@ -128,8 +128,11 @@ var ErrNotReplayable = errors.New("not a run a replay stands for")
 
 // CRDigest digests the CRs of a plan as the host reads them: for every CR to reconcile and every
 // desired one, in the plan's order (the order the guest sees them in), each field the host's own
-// decisions or the guest's input read (UID, namespace, name, resourceVersion, generation, spec,
-// status, finalizers, credentials), and the groups a prune sweeps. A plan with CRs being deleted,
+// decisions or the guest's input read (API version, kind, UID, namespace, name, generation, spec,
+// status, finalizers, deletion, credentials), and the groups a prune sweeps. resourceVersion is
+// left out on purpose: it changes with any write to the object (a label, an annotation, another
+// manager's field) that nothing in a run reads, and the host uses it only as the precondition of
+// a finalizer patch, which a replayed run never makes. A plan with CRs being deleted,
 // unreadable CRs, or of the progress schedule is never replayed: each of those acts or reports.
 func CRDigest(plan planner.Plan) ([sha256.Size]byte, error) {
 	var d [sha256.Size]byte
@@ -163,7 +166,7 @@ func CRDigest(plan planner.Plan) ([sha256.Size]byte, error) {
 
 // appendCR appends the fields of cr a digest covers, each length-prefixed.
 func appendCR(b []byte, cr *resource.Resource) []byte {
-	for _, s := range []string{cr.APIVersion, cr.Kind, cr.Namespace, cr.Name, cr.UID, cr.ResourceVersion} {
+	for _, s := range []string{cr.APIVersion, cr.Kind, cr.Namespace, cr.Name, cr.UID} {
 		b = appendField(b, []byte(s))
 	}
 	if cr.Generation == nil {

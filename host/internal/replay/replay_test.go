@@ -55,15 +55,20 @@ func TestTheCRDigestCoversWhatARunReads(t *testing.T) {
 	again, err := CRDigest(planOf(crs(t, nil)))
 	require.NoError(t, err)
 	require.Equal(t, base, again, "the same CRs digest alike")
+	touched, err := CRDigest(planOf(crs(t, func(_ int, o map[string]any) {
+		md(o)["resourceVersion"] = "99"
+		md(o)["labels"] = map[string]any{"touched": "yes"}
+	})))
+	require.NoError(t, err)
+	require.Equal(t, base, touched, "a write to what no run reads (a label, resourceVersion) changes nothing")
 	changes := map[string]func(i int, o map[string]any){
-		"uid":             func(i int, o map[string]any) { md(o)["uid"] = "u-other" },
-		"name":            func(i int, o map[string]any) { md(o)["name"] = "other" },
-		"namespace":       func(i int, o map[string]any) { md(o)["namespace"] = "other" },
-		"resourceVersion": func(i int, o map[string]any) { md(o)["resourceVersion"] = "10" },
-		"generation":      func(i int, o map[string]any) { md(o)["generation"] = json.Number("3") },
-		"no generation":   func(i int, o map[string]any) { delete(md(o), "generation") },
-		"finalizers":      func(i int, o map[string]any) { md(o)["finalizers"] = []any{} },
-		"spec":            func(i int, o map[string]any) { o["spec"].(map[string]any)["runbookName"] = "CUSTOM_X" },
+		"uid":           func(i int, o map[string]any) { md(o)["uid"] = "u-other" },
+		"name":          func(i int, o map[string]any) { md(o)["name"] = "other" },
+		"namespace":     func(i int, o map[string]any) { md(o)["namespace"] = "other" },
+		"generation":    func(i int, o map[string]any) { md(o)["generation"] = json.Number("3") },
+		"no generation": func(i int, o map[string]any) { delete(md(o), "generation") },
+		"finalizers":    func(i int, o map[string]any) { md(o)["finalizers"] = []any{} },
+		"spec":          func(i int, o map[string]any) { o["spec"].(map[string]any)["runbookName"] = "CUSTOM_X" },
 		"a spec's step": func(i int, o map[string]any) {
 			if s, ok := o["spec"].(map[string]any)["steps"].([]any); ok {
 				s[0].(map[string]any)["step"] = "clear"
@@ -347,7 +352,7 @@ func TestLinesRecordWarningsAndRefuseErrors(t *testing.T) {
 
 	var again bytes.Buffer
 	Repeat(context.Background(), slog.New(slog.NewTextHandler(&again, nil)).With("plugin", "p"), l.Recorded())
-	assert.Contains(t, again.String(), `level=WARN msg="Converged but needs manual action" plugin=p cr=ns/a kind=K notes="traits not applied" replayed=true`)
+	assert.Contains(t, again.String(), `level=WARN msg="Converged but needs manual action" plugin=p kind=K cr=ns/a notes="traits not applied" replayed=true`)
 
 	log.Error("Failed to reconcile", "cr", "ns/b")
 	assert.Equal(t, "the run logged an error", l.Spoiled())
