@@ -40,59 +40,59 @@ func (c *cloud) patchRunbookExtra(ctx context.Context, name, key, value string) 
 	return err
 }
 
-// replayScenario: a converged runbook's runs are replayed (docs/abi.md, "The run replay") until
-// the runbook is edited in Ironic behind the operator's back; the next run finds the edit and
-// reverts it. Runs are triggered by touching a label of the CR, which no decision of a run reads.
-func replayScenario(t *testing.T, ctx context.Context, h *harness, cr *unstructured.Unstructured) {
-	const hook = "ironic-runbooks"
-	name := cr.GetName()
-	touch := func(n int) {
-		h.edit(t, ctx, runbooks, name, func(u *unstructured.Unstructured) {
-			labels := u.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels["e2e.openstack-sync.io/touched"] = fmt.Sprint(n)
-			u.SetLabels(labels)
-		})
+// attr is a hook line's attribute: shell-operator prefixes the hook's own with "hook_".
+func attr(rec map[string]any, key string) any {
+	if v, ok := rec["hook_"+key]; ok {
+		return v
 	}
-	count := func(msg string) int { return len(h.hookLines(hook, msg)) }
+	return rec[key]
+}
+
+// replayScenario: a converged run of the runbooks is replayed (docs/abi.md, "The run replay")
+// until a runbook is edited in Ironic behind the operator's back; the next run finds the edit and
+// reverts it. The runs are the start-up Synchronization of a restarted shell-operator, which
+// reconciles every CR: the only runs whose CRs are the same each time without a schedule.
+func replayScenario(t *testing.T, ctx context.Context, h *harness, cr *unstructured.Unstructured, crs int) {
+	const hook = "ironic-runbooks"
 	recorded, replayed := "recorded the converged run for a replay", "replayed a converged run: every answer unchanged"
 	missed := "not replaying the last converged run; running the plugin"
-
-	// The first touched run is a full one (its CRs differ from the last run's) and is recorded.
-	r0 := count(recorded)
-	touch(1)
-	h.waitFor(t, syncWait, "a converged run of the runbooks recorded for a replay", func() (bool, string) {
-		return count(recorded) > r0, fmt.Sprintf("%d recorded", count(recorded))
-	})
-	// The next touched run is the same run: replayed, the module not loaded.
-	p0 := count(replayed)
-	touch(2)
-	h.waitFor(t, syncWait, "the runbooks' run replayed", func() (bool, string) {
-		return count(replayed) > p0, fmt.Sprintf("%d replayed, %d missed", count(replayed), count(missed))
-	})
-	line := h.hookLines(hook, replayed)[p0]
-	assert.Equal(t, "ironic-runbooks", line["plugin"])
-	assert.EqualValues(t, 1, line["crs"], "%v", line)
-	assert.Contains(t, fmt.Sprint(line["groups"]), h.examples.secret.GetName(), "%v", line)
-	synced := readStatus(h.get(t, ctx, runbooks, name))
-	assert.Equal(t, "Synced", synced.syncStatus)
+	restart := func(what, msg string) map[string]any {
+		h.stopOperator()
+		require.NoError(t, h.startOperator(ctx))
+		var rec map[string]any
+		h.waitFor(t, syncWait, what, func() (bool, string) {
+			if lines := h.hookLines(hook, msg); len(lines) > 0 {
+				rec = lines[0]
+				return true, ""
+			}
+			return false, fmt.Sprintf("%d recorded, %d replayed, %d missed", len(h.hookLines(hook, recorded)),
+				len(h.hookLines(hook, replayed)), len(h.hookLines(hook, missed)))
+		})
+		return rec
+	}
+	// The first Synchronization after the CRs were edited is a full run, recorded.
+	restart("the start-up run of the runbooks recorded for a replay", recorded)
+	// The next is the same run: replayed, without the module, its reads sent again.
+	line := restart("the start-up run of the runbooks replayed", replayed)
+	assert.Equal(t, "ironic-runbooks", attr(line, "plugin"), "%v", line)
+	assert.EqualValues(t, crs, attr(line, "crs"), "%v", line)
+	assert.Greater(t, attr(line, "requests"), float64(0), "%v", line)
+	assert.Contains(t, fmt.Sprint(attr(line, "groups")), h.examples.secret.GetName(), "%v", line)
+	assert.Empty(t, h.hookLines(hook, missed))
+	assert.Equal(t, "Synced", readStatus(h.get(t, ctx, runbooks, cr.GetName())).syncStatus)
 
 	// Someone edits the runbook in Ironic: the next run's answer differs, the replay misses, and
 	// the plugin puts the extra back.
 	require.NoError(t, h.cloud.patchRunbookExtra(ctx, osName(cr), "team", "tampered"))
-	m0 := count(missed)
-	touch(3)
-	h.waitFor(t, syncWait, "the runbook's edit in Ironic found and reverted", func() (bool, string) {
+	miss := restart("the start-up run of the runbooks not replayed after the edit", missed)
+	assert.Contains(t, fmt.Sprint(attr(miss, "reason")), "changed", "%v", miss)
+	assert.Empty(t, h.hookLines(hook, replayed), "the run after the edit is not replayed")
+	h.waitFor(t, syncWait, "the runbook's edit in Ironic reverted", func() (bool, string) {
 		rb, err := h.cloud.runbook(ctx, osName(cr))
 		if err != nil || rb == nil {
 			return false, fmt.Sprintf("runbook: %v", err)
 		}
 		extra, _ := rb["extra"].(map[string]any)
-		return count(missed) > m0 && extra["team"] == "metal", fmt.Sprintf("%d missed, extra %v", count(missed), extra)
+		return extra["team"] == "metal", fmt.Sprintf("extra %v", extra)
 	})
-	miss := h.hookLines(hook, missed)[m0]
-	assert.Contains(t, fmt.Sprint(miss["reason"]), "changed", "%v", miss)
-	assert.Equal(t, p0+1, count(replayed), "the run after the edit was not replayed")
 }
