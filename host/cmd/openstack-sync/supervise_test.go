@@ -386,7 +386,7 @@ func TestOnlyTheListedFilesOutliveARun(t *testing.T) {
 		t.Skip("runs whole hook processes")
 	}
 	pdkmock := mockGuest(t, "pdkmock")
-	listed := map[string]bool{"metadata": true, "shaped": true, "memo": true, "overrun": true}
+	listed := map[string]bool{"metadata": true, "shaped": true, "memo": true, "replay": true, "overrun": true}
 	files := func(dir string) []string {
 		var out []string
 		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

@@ -1,7 +1,8 @@
 // Package modulecache owns every file the host keeps about a plugin module between hook runs,
 // beside wazero's compiled code in the compilation cache directory, and each one's format: the
 // module's metadata record (record.go), its shaped bytes and lifted data (shaped.go, data.go),
-// the convergence memo (its body is package memo's) and the overrun marker (overrun.go)
+// the convergence memo (its body is package memo's), the run replay's record (replay.go) and the
+// overrun marker (overrun.go)
 // (docs/operating.md, "What persists between runs").
 //
 // Every file has one container and one integrity scheme: a header naming the file's kind, the
