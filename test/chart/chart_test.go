@@ -414,3 +414,58 @@ func regexpAll(pattern, s string) []string {
 	}
 	return out
 }
+
+// The memo's bound follows the CRs an operator declares: memory.crs records of the plugin's
+// measured size (pluginData.<name>.memoBytesPerCR) and a quarter more, at least
+// compilationCache.memoMinMiB, unless compilationCache.memoMaxMiB fixes it; the hook's memory
+// (its GOMEMLIMIT and the pod's limit) counts memoMemoryFactor times that bound. A bound the
+// cache volume cannot hold fails rendering, naming what to raise.
+func TestTheMemoBoundFollowsTheCRs(t *testing.T) {
+	bin := findHelm(t)
+	const mib = 1 << 20
+	const loadMiB, poolSize, memoryMiB, overheadMiB, factor, hookPer1000, typicalMiB = 160, 2, 32, 128, 10, 11, 64
+	for _, c := range []struct {
+		name     string
+		set      []string
+		crs      int
+		wantMemo int
+		wantErr  string
+	}{
+		{name: "the default CRs get the least bound", crs: 100, wantMemo: 4},
+		{name: "20,000 runbooks of 700 bytes", crs: 20000, set: []string{"pluginData.ironicRunbooks.memoBytesPerCR=700"},
+			wantMemo: (20000*700*5/4 + mib - 1) / mib},
+		{name: "the chart-wide size for a plugin without its own", crs: 20000,
+			set:      []string{"pluginData.ironicRunbooks.memoBytesPerCR=null", "compilationCache.memoBytesPerCR=2000"},
+			wantMemo: (20000*2000*5/4 + mib - 1) / mib},
+		{name: "an explicit bound wins", crs: 20000, set: []string{"compilationCache.memoMaxMiB=6"}, wantMemo: 6},
+		{name: "an explicit bound the volume cannot hold gets the volume's share", crs: 100,
+			set: []string{"compilationCache.memoMaxMiB=500"}, wantMemo: (256 - 40) / 2},
+		{name: "a bound the volume cannot hold fails", crs: 200000, set: []string{"pluginData.ironicRunbooks.memoBytesPerCR=700"},
+			wantErr: "compilationCache.sizeLimit 256Mi leaves 108 MiB for the convergence memo of each of the 1 enabled plugins, " +
+				"but memory.crs 200000 needs 167 MiB for pluginData.ironicRunbooks (700 bytes per CR): raise compilationCache.sizeLimit " +
+				"to at least 374Mi, or set compilationCache.memoMaxMiB to accept a memo that holds fewer CRs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"template", "oso", chartDir, "--kube-version", kubeVersion, "--set", "plugins.ironicRunbooks=true",
+				"--set", fmt.Sprintf("pluginData.ironicRunbooks.plugin.sha256=%064d", 1), "--set", fmt.Sprintf("memory.crs=%d", c.crs)}
+			for _, s := range c.set {
+				args = append(args, "--set", s)
+			}
+			out, errOut, err := helm(t, bin, args...)
+			if c.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, errOut, c.wantErr)
+				return
+			}
+			require.NoError(t, err, errOut)
+			assert.Equal(t, []string{strconv.Itoa(c.wantMemo)}, regexpAll(`OPENSTACK_SYNC_MEMO_MAX_MIB=(\d+)`, out))
+			crsMiB := (hookPer1000*c.crs + 999) / 1000
+			share := loadMiB + poolSize*(memoryMiB+overheadMiB) + factor*c.wantMemo + crsMiB
+			assert.Equal(t, []string{strconv.Itoa(share)}, regexpAll(`GOMEMLIMIT=(\d+)MiB`, out), "the hook's memory counts the memo")
+			res := container(t, deployment(t, out), "shell-operator").Resources
+			soMiB := 64 + (180*c.crs+999)/1000
+			assert.Equal(t, fmt.Sprintf("%dMi", soMiB+share), res.Limits.Memory().String(), "the pod's limit counts the hook's share")
+			assert.Equal(t, fmt.Sprintf("%dMi", soMiB+typicalMiB+crsMiB), res.Requests.Memory().String())
+		})
+	}
+}

@@ -82,11 +82,12 @@ beside its old file), so the hooks can never fill the volume and have the pod ev
 {{- if ($pd.plugin | default dict).source -}}{{- $pulledCount = add1 $pulledCount -}}{{- end -}}
 {{- end -}}
 {{- end -}}
-{{- $memoMiB := int ($cc.memoMaxMiB | default 4) -}}
+{{- /* The volume each enabled plugin's memo may take (each counted twice), the most any memo gets. */ -}}
+{{- $memoShareMiB := 1024 -}}
 {{- if gt $enabledCount 0 -}}
 {{- $left := sub (sub $cacheMiB (mul $enabledCount (int ($cc.moduleMiB | default 40)))) (mul $pulledCount 16) -}}
-{{- $memoMiB = min $memoMiB (div $left (mul 2 $enabledCount)) -}}
-{{- if lt $memoMiB 1 -}}
+{{- $memoShareMiB = div $left (mul 2 $enabledCount) -}}
+{{- if lt $memoShareMiB 1 -}}
 {{- fail (printf "compilationCache.sizeLimit %s is too small for %d enabled plugins (%d pulled from a registry): each needs compilationCache.moduleMiB (%d) for its compiled code, 16 MiB for a pulled module, and at least 2 MiB for its convergence memo; set it to at least %dMi" $sizeLimit $enabledCount $pulledCount (int ($cc.moduleMiB | default 40)) (add (mul $enabledCount (add (int ($cc.moduleMiB | default 40)) 2)) (mul $pulledCount 16))) -}}
 {{- end -}}
 {{- end -}}
@@ -122,6 +123,23 @@ overhead, and the convergence memo (memoMemoryFactor times its bound). The defau
 (32 MiB, 2 instances). GOMEMLIMIT has the Go collector free garbage before the hook reaches its
 share. */ -}}
 {{- $mem := $.Values.memory | default dict -}}
+{{- /* The memo's bound (OPENSTACK_SYNC_MEMO_MAX_MIB): compilationCache.memoMaxMiB when set, at
+most the plugin's share of the volume. Unset, it follows the CRs (docs/scaling.md, "The chart's
+memory"): memory.crs records of the plugin's measured size (pluginData.<name>.memoBytesPerCR, else
+compilationCache.memoBytesPerCR) and a quarter more, at least compilationCache.memoMinMiB; a
+bound the volume cannot hold fails rendering, as a memo smaller than the CRs would reconcile the
+rest in full every run. */ -}}
+{{- $memoMiB := 0 -}}
+{{- if $cc.memoMaxMiB -}}
+{{- $memoMiB = min (int $cc.memoMaxMiB) $memoShareMiB -}}
+{{- else -}}
+{{- $perCR := int ($pd.memoBytesPerCR | default ($cc.memoBytesPerCR | default 1024)) -}}
+{{- $neededMiB := div (add (div (mul (int ($mem.crs | default 0)) $perCR 5) 4) 1048575) 1048576 -}}
+{{- if and $enabled (gt $neededMiB $memoShareMiB) -}}
+{{- fail (printf "compilationCache.sizeLimit %s leaves %d MiB for the convergence memo of each of the %d enabled plugins, but memory.crs %d needs %d MiB for pluginData.%s (%d bytes per CR): raise compilationCache.sizeLimit to at least %dMi, or set compilationCache.memoMaxMiB to accept a memo that holds fewer CRs" $sizeLimit $memoShareMiB $enabledCount (int $mem.crs) $neededMiB $name $perCR (add (mul $enabledCount (add (int ($cc.moduleMiB | default 40)) (mul 2 $neededMiB))) (mul $pulledCount 16))) -}}
+{{- end -}}
+{{- $memoMiB = min (max $neededMiB (int ($cc.memoMinMiB | default 4))) $memoShareMiB -}}
+{{- end -}}
 {{- /* What a run holds for its CRs (each spec and status, the memo's records) comes on top of the
 sandbox's bound, hookMiBPer1000CRs for every 1,000 of memory.crs, rounded up (docs/scaling.md). */ -}}
 {{- $crsMiB := div (add (mul (int ($mem.hookMiBPer1000CRs | default 0)) (int ($mem.crs | default 0))) 999) 1000 -}}
