@@ -26,6 +26,7 @@ import (
 
 	"github.com/openstack-sync/openstack-sync/host/internal/fakecloud"
 	"github.com/openstack-sync/openstack-sync/host/internal/fakekube"
+	"github.com/openstack-sync/openstack-sync/host/internal/memo"
 )
 
 type config struct {
@@ -222,6 +223,14 @@ func bench(ctx context.Context, c config, stdout, stderr io.Writer) error {
 func (s *scenario) measure(ctx context.Context, c config, builds []hostBuild) ([]row, error) {
 	var rows []row
 	s.env.log("%s: %d %s CR(s) in %d group(s): setting up", s.plugin.Name, s.size, s.shape, s.groups)
+	if mib, err := chartMemoMiB(filepath.Join(c.repo, chartValues), s.plugin.Name, s.size); err != nil {
+		s.env.log("%s: the chart's memo bound is unknown (%v); the hooks run with the host's", s.plugin.Name, err)
+	} else {
+		s.memoMiB = mib
+		if env := s.memoEnv(); env != nil {
+			s.env.log("%s: %s, the chart's bound for %d CRs", s.plugin.Name, env[0], s.size)
+		}
+	}
 	if err := s.setup(ctx); err != nil {
 		return rows, err
 	}
@@ -408,6 +417,11 @@ func header(w io.Writer, c config, k *cluster) {
 		runtime.Version(), strings.Join(strings.Fields(string(load))[:3], " "))
 	fmt.Fprintf(w, "\n- Kubernetes: %s\n- OpenStack: in-process fakecloud over loopback, latency %s per request\n",
 		k.kind, c.latency)
+	memoBound := "the chart's for each row's CRs (compilationCache and memory.crs at the row's count)"
+	if v, ok := os.LookupEnv(memo.MaxMiBEnv); ok {
+		memoBound = memo.MaxMiBEnv + "=" + v
+	}
+	fmt.Fprintf(w, "- convergence memo bound: %s\n", memoBound)
 	fmt.Fprintf(w, "- command: openstack-sync-bench %s\n- %d measured runs per row; median (min–max); warm compilation cache unless said\n\n",
 		strings.Join(os.Args[1:], " "), c.runs)
 	fmt.Fprintln(w, "| plugin | objects | workload | CRs × groups | host | wall ms | CPU ms | peak RSS MiB | binding context | per CR | OpenStack requests | Kubernetes requests |")

@@ -126,6 +126,8 @@ type scenario struct {
 	size   int
 	groups int
 	ns     string
+	// memoMiB is the memo bound the chart gives this many CRs (chartMemoMiB); 0: the host's own.
+	memoMiB int
 }
 
 func (s *scenario) secret(g int) string { return fmt.Sprintf("bench-credentials-%d", g) }
@@ -363,6 +365,7 @@ func (s *scenario) hookEnv(cacheDir string) ([]string, error) {
 		}
 		env = append(env, p+hookenv.SourcesSuffix+"="+hookenv.SourcesJSON([]hookenv.Source{{Name: "nautobot", URL: src}}), p+"_SITE="+benchSite)
 	}
+	env = append(env, s.memoEnv()...)
 	for _, v := range os.Environ() {
 		// Knobs of the host under test pass through (sandbox tuning, profiling).
 		if strings.HasPrefix(v, "OPENSTACK_SYNC_WASM_") || strings.HasPrefix(v, "OPENSTACK_SYNC_MEMO_") ||
