@@ -148,20 +148,6 @@ func (extismHost) Source(req *SourceRequest) (*Response, error) {
 	return decodeResponse(takeBlock(off))
 }
 
-// encodeSourceRequest turns a SourceRequest into the source_request input.
-func encodeSourceRequest(req *SourceRequest) ([]byte, error) {
-	w := abi.SourceRequest{Source: req.Source, URL: req.URL, Method: req.Method, Path: req.Path, Query: req.Query,
-		Headers: req.Header}
-	if req.Secret != nil {
-		w.Secret = &abi.SecretKeyRef{Name: req.Secret.Name, Key: req.Secret.Key}
-	}
-	var err error
-	if w.Body, err = encodeBody(req.Method+" "+req.Source+" "+req.Path, req.Body); err != nil {
-		return nil, err
-	}
-	return json.Marshal(w)
-}
-
 // guest is this wasm instance's state; the host runs one call at a time on an instance.
 var guest instance
 

@@ -20,9 +20,10 @@ import (
 //
 // Frames are a type byte, a big-endian uint32 length and the payload. The host sends
 // 'C' entry "\n" input; the plugin answers 'R' output or 'E' error JSON, and during the call may
-// send 'O' openstack_request input (answered by 'A' with the openstack_request output), 'G' key
-// (answered by 'V' with "1" value or "0"), 'U' evidence (answered by 'V' "1" or "0", see
-// nativeHost.Unchanged) and 'L' level-byte message.
+// send 'O' openstack_request input (answered by 'A' with the openstack_request output), 'S'
+// source_request input (answered by 'A' with its output), 'G' key (answered by 'V' with "1" value
+// or "0"), 'U' evidence (answered by 'V' "1" or "0", see nativeHost.Unchanged) and 'L' level-byte
+// message.
 func ServeNative() {
 	h := &nativeHost{r: bufio.NewReaderSize(os.Stdin, 64<<10), w: bufio.NewWriterSize(os.Stdout, 64<<10)}
 	stopProfile := startNativeProfile()
@@ -124,6 +125,15 @@ func (h *nativeHost) OpenStack(req *Request) (*Response, error) {
 		return nil, err
 	}
 	return decodeResponse(h.ask('O', in, 'A'))
+}
+
+// Source sends a request to a source outside OpenStack (docs/abi.md section 8), as source_request.
+func (h *nativeHost) Source(req *SourceRequest) (*Response, error) {
+	in, err := encodeSourceRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResponse(h.ask('S', in, 'A'))
 }
 
 // startNativeProfile writes a CPU profile of this plugin process to the file the native host names

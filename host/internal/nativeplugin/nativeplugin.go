@@ -134,6 +134,8 @@ func (n *proc) Call(ctx context.Context, entry string, input []byte, host wasm.H
 		switch typ {
 		case 'O':
 			err = n.write('A', host.Request(b))
+		case 'S':
+			err = n.write('A', host.Source(b))
 		case 'G':
 			if v, ok := host.Config(string(b)); ok {
 				err = n.write('V', append([]byte{'1'}, v...))

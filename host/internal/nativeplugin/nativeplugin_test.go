@@ -127,3 +127,46 @@ func TestNativePluginWritesItsCPUProfile(t *testing.T) {
 		assert.Positive(t, info.Size(), p)
 	}
 }
+
+// sourceSession is a credential group's session that answers source requests, recording them.
+type sourceSession struct {
+	wasmtest.Session
+	sent []plugin.SourceRequest
+}
+
+func (s *sourceSession) DoSource(_ context.Context, req plugin.SourceRequest) (*plugin.Response, error) {
+	s.sent = append(s.sent, req)
+	return &plugin.Response{StatusCode: 200, Body: []byte(`{"name": "from the source"}`)}, nil
+}
+
+// A native build reads a source outside OpenStack as the module does (docs/abi.md section 8),
+// through the same host rules, so the benchmark's native row runs plugins that read one
+// (neutron-subnet-pools reads Nautobot).
+func TestNativeBuildReadsASourceLikeTheModule(t *testing.T) {
+	ctx := context.Background()
+	exe := buildNative(t, "nativemock")
+	o, _ := options(t)
+	wasmPlugin, err := wasm.Load(ctx, wasmtest.BuildGuest(t, guests, "nativemock", "../../../pdk"), o)
+	require.NoError(t, err)
+	defer wasmPlugin.Close(ctx)
+	np, err := Load(ctx, exe, o)
+	require.NoError(t, err)
+	defer np.Close(ctx)
+	for name, p := range map[string]plugin.Plugin{"module": wasmPlugin, "native": np} {
+		t.Run(name, func(t *testing.T) {
+			cache, err := p.NewCache(ctx)
+			require.NoError(t, err)
+			defer cache.Close(ctx)
+			s := &sourceSession{}
+			res, err := p.Reconcile(ctx, s, cache, wasmtest.CRRequest("a", map[string]any{"action": "source", "name": "https://inventory.example"}))
+			require.NoError(t, err)
+			assert.Equal(t, []string{"source says from the source"}, res.Notes)
+			require.Len(t, s.sent, 1)
+			assert.Equal(t, "inventory", s.sent[0].Source)
+			assert.Equal(t, "https://inventory.example", s.sent[0].URL)
+			assert.Equal(t, "GET", s.sent[0].Method)
+			assert.Equal(t, "api/things/a/", s.sent[0].Path)
+			assert.Equal(t, &plugin.SecretKeyRef{Name: "mock", Key: "token"}, s.sent[0].Secret)
+		})
+	}
+}

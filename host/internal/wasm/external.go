@@ -50,6 +50,8 @@ func (e *GuestError) Error() string { return string(e.Raw) }
 type HostCalls interface {
 	// Request is openstack_request: the request document in, the answer document out.
 	Request(req []byte) []byte
+	// Source is source_request, the same way.
+	Source(req []byte) []byte
 	// Config is config_get: the hook's <PREFIX>_KEY.
 	Config(key string) (string, bool)
 	// Log writes a log line at a kernel level (kernel.Level*), when the host's logger keeps it.
@@ -126,6 +128,7 @@ type externalHost struct {
 }
 
 func (h *externalHost) Request(req []byte) []byte        { return h.p.serve(h.ctx, h.ci, req) }
+func (h *externalHost) Source(req []byte) []byte         { return h.p.serveSource(h.ctx, h.ci, req) }
 func (h *externalHost) Config(key string) (string, bool) { return h.p.lookupConfig(key) }
 
 func (h *externalHost) Log(level int32, msg string) {

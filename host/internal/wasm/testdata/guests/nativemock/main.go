@@ -41,6 +41,15 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 	case "memo-huge":
 		experimental.Unchanged(ctx, make([]byte, 5<<20))
 		return &pdk.Result{}, nil
+	case "source":
+		// Reads a thing from the source at the URL named by Name, with the Secret mock/token.
+		var thing struct {
+			Name string `json:"name"`
+		}
+		if err := ctx.Source("inventory", s.Name).WithSecret("mock", "token").Get("api/things/a/", nil, &thing); err != nil {
+			return nil, err
+		}
+		return &pdk.Result{Notes: []string{"source says " + thing.Name}}, nil
 	}
 	ctx.Logf(pdk.LevelInfo, "reconciling %s", s.Name)
 	var thing struct {
@@ -80,6 +89,7 @@ func init() {
 			Name: "nativemock", Noun: "native mock", EnvPrefix: "MOCK", BindingName: "mocks",
 			Grants: []pdk.Grant{{Service: "network", Methods: []string{"GET"}, Paths: []string{"v2.0/things/*"}},
 				{Service: "network", Methods: []string{"POST"}, Paths: []string{"v2.0/things"}}},
+			Sources: []pdk.SourceGrant{{Name: "inventory", Methods: []string{"GET"}, Paths: []string{"api/things/*/"}}},
 		},
 		WaitForAPI: func(*pdk.Context) error { return nil },
 		Reconcile:  reconcile,
