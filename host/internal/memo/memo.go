@@ -397,9 +397,8 @@ func (m *Store) Save() error {
 	if n := m.evictedLocked(); n > 0 && m.log != nil {
 		// Once per run: a site that outgrew the bound (more CRs than memory.crs declares) reconciles
 		// these CRs in full every run, for CPU and OpenStack reads a larger bound would save.
-		m.log.Warn("The convergence memo is full: it dropped the records of CRs past its bound, "+
-			"which the next run reconciles in full; raise memory.crs to this plugin's CR count (the chart derives "+
-			"the bound from it), or compilationCache.memoMaxMiB ("+MaxMiBEnv+")",
+		m.log.Warn("The convergence memo is full; the CRs whose records it dropped are reconciled in full every run: "+
+			"raise memory.crs to this plugin's CR count, or compilationCache.memoMaxMiB (OPENSTACK_SYNC_MEMO_MAX_MIB)",
 			"dropped", n, "kept", len(uids), "boundMiB", fmt.Sprintf("%.1f", float64(m.maxBytes)/(1<<20)), "file", m.Path())
 	}
 	return nil
