@@ -1,7 +1,6 @@
 package pdk
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -137,19 +136,4 @@ func ExplainSourceRefusal(sources []SourceGrant, source, method, path string) st
 		gs[i] = Grant{Service: s.Name, Methods: s.Methods, Paths: s.Paths}
 	}
 	return grant.NewSourceSet(gs).Explain(source, method, path)
-}
-
-// encodeSourceRequest turns a SourceRequest into the source_request input (the wasm build's
-// and the native build's).
-func encodeSourceRequest(req *SourceRequest) ([]byte, error) {
-	w := abi.SourceRequest{Source: req.Source, URL: req.URL, Method: req.Method, Path: req.Path, Query: req.Query,
-		Headers: req.Header}
-	if req.Secret != nil {
-		w.Secret = &abi.SecretKeyRef{Name: req.Secret.Name, Key: req.Secret.Key}
-	}
-	var err error
-	if w.Body, err = encodeBody(req.Method+" "+req.Source+" "+req.Path, req.Body); err != nil {
-		return nil, err
-	}
-	return json.Marshal(w)
 }
