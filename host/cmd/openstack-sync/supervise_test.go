@@ -357,7 +357,18 @@ func TestTheSupervisorPassesThrough(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("kill %d: %v\n%s", child, err, out)
 		}
-		err := cmd.Wait()
+		// Bounded: a supervisor that ran the pass again (the spinning CR has a 10-minute call
+		// timeout) would otherwise hang the package until go test's own timeout, without its log.
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Minute):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("the supervisor did not end within 2 minutes of its child's death:\n%s", out)
+		}
 		t.Log(out)
 		require.Error(t, err)
 		assert.Equal(t, 1, cmd.ProcessState.ExitCode())
