@@ -306,7 +306,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	// A converged run of a deterministic plugin may be the last one again: then it is replayed
 	// without loading the module (docs/contract.md, Decision 22).
 	region = trace.StartRegion(ctx, "replay")
-	rr, code, replayed := startReplay(ctx, deps, f, contexts, kube, obs, lookupEnv, root)
+	rr, code, replayed := startReplay(ctx, deps, f, path, contexts, kube, obs, lookupEnv, root)
 	region.End()
 	if replayed {
 		return code

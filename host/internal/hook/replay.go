@@ -37,14 +37,15 @@ const MsgReplayMissed = "not replaying the last converged run; running the plugi
 // replayRun is a run that a replay may stand for, or that may be recorded for the next: its key,
 // its CRs' digest and, after an attempt that missed, the sessions it opened.
 type replayRun struct {
-	cache   modulecache.Dir
-	prefix  string
-	module  modulecache.Digest
-	meta    plugin.Metadata
-	key     [sha256.Size]byte
-	crs     [sha256.Size]byte
-	crCount int
-	now     func() time.Time
+	cache    modulecache.Dir
+	prefix   string
+	module   modulecache.Digest
+	meta     plugin.Metadata
+	key      [sha256.Size]byte
+	crs      [sha256.Size]byte
+	contexts [sha256.Size]byte
+	crCount  int
+	now      func() time.Time
 	// attempted: requests were re-sent (the ahead connect is then not needed); connector and
 	// sessions serve the full run.
 	attempted bool
@@ -64,8 +65,8 @@ type replayRun struct {
 // recording (nil when the run is not one a replay may stand for: the replay is off, the plugin is
 // not deterministic or not known without loading it, a lease or a shard decides what the run
 // reconciles, or a resumed pass).
-func startReplay(ctx context.Context, deps Deps, f flags, contexts []bindingctx.Context, kube *lazyKube, obs *observer,
-	lookupEnv hookenv.LookupFunc, root *slog.Logger) (rr *replayRun, code int, hit bool) {
+func startReplay(ctx context.Context, deps Deps, f flags, path string, contexts []bindingctx.Context, kube *lazyKube,
+	obs *observer, lookupEnv hookenv.LookupFunc, root *slog.Logger) (rr *replayRun, code int, hit bool) {
 	if deps.Identify == nil || deps.Resume != nil {
 		return nil, 0, false
 	}
@@ -93,7 +94,6 @@ func startReplay(ctx context.Context, deps Deps, f flags, contexts []bindingctx.
 	rr = &replayRun{cache: id.Cache, prefix: meta.EnvPrefix, module: id.Module, meta: meta}
 	log := root.With("plugin", meta.Name)
 	cfg, err := hookenv.Load(lookupEnv, meta.EnvPrefix, meta.BindingName)
-	var plan planner.Plan
 	switch {
 	case !meta.Deterministic:
 		rr.skip = "the plugin does not declare that it is deterministic"
@@ -105,13 +105,8 @@ func startReplay(ctx context.Context, deps Deps, f flags, contexts []bindingctx.
 		rr.skip = "a shard's prune depends on the other shards' CRs"
 	}
 	if rr.skip == "" {
-		if plan, err = planner.Build(contexts, planOptions(cfg, meta, log)); err != nil {
+		if rr.contexts, err = replay.FileDigest(path); err != nil {
 			rr.skip = "the binding context: " + err.Error()
-		}
-	}
-	if rr.skip == "" {
-		if rr.crs, err = replay.CRDigest(plan); err != nil {
-			rr.skip = err.Error()
 		}
 	}
 	if rr.skip != "" {
@@ -125,15 +120,31 @@ func startReplay(ctx context.Context, deps Deps, f flags, contexts []bindingctx.
 	if deps.Now != nil {
 		now = deps.Now
 	}
-	rr.crCount, rr.now = len(plan.Reconcile), now
+	rr.now = now
 	rr.key = replay.Key(replay.Identity{Module: id.Module, Prefix: meta.EnvPrefix, Binding: meta.BindingName,
 		Environ: environ, Lookup: lookupEnv})
-	rec, err := id.Cache.ReadReplay(meta.EnvPrefix, id.Module)
+	rec, recErr := id.Cache.ReadReplay(meta.EnvPrefix, id.Module)
+	if recErr == nil && rec.Key == rr.key && rec.Contexts == rr.contexts {
+		// The same bytes under the same settings: the same plan, so the same CRs, without
+		// reading one of them.
+		rr.crs, rr.crCount = rec.CRs, rec.CRCount
+	} else {
+		plan, err := planner.Build(contexts, planOptions(cfg, meta, log))
+		if err != nil {
+			rr.skip = "the binding context: " + err.Error()
+			return rr, 0, false
+		}
+		if rr.crs, err = replay.CRDigest(plan); err != nil {
+			rr.skip = err.Error()
+			return rr, 0, false
+		}
+		rr.crCount = len(plan.Reconcile)
+	}
 	switch {
-	case modulecache.IsMissing(err):
+	case modulecache.IsMissing(recErr):
 		return rr, 0, false
-	case err != nil:
-		log.Debug(MsgReplayMissed, "reason", "the record cannot be used: "+err.Error())
+	case recErr != nil:
+		log.Debug(MsgReplayMissed, "reason", "the record cannot be used: "+recErr.Error())
 		return rr, 0, false
 	}
 	if why := replay.Check(rec, rr.key, rr.crs, now(), maxAge); why != "" {
@@ -205,7 +216,7 @@ func (rr *replayRun) finish(p plugin.Plugin, meta plugin.Metadata, code int, kub
 		}
 		return
 	}
-	rec := modulecache.ReplayRecord{Key: rr.key, CRs: rr.crs, At: rr.now().Unix(), CRCount: rr.crCount,
+	rec := modulecache.ReplayRecord{Key: rr.key, CRs: rr.crs, Contexts: rr.contexts, At: rr.now().Unix(), CRCount: rr.crCount,
 		Groups: rr.recorder.Groups(), Lines: rr.lines.Recorded()}
 	if err := rr.cache.WriteReplay(rr.prefix, rr.module, rec); err != nil {
 		log.Debug("not recording the run for a replay", "reason", err.Error())

@@ -3,6 +3,7 @@ package hook_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -153,6 +154,11 @@ func TestAConvergedRunIsReplayedUntilAnythingChanges(t *testing.T) {
 		{name: "nothing changed", change: func(*testing.T, *replayRig) {}, replayed: true},
 		{name: "only volatile headers changed", replayed: true, change: func(_ *testing.T, r *replayRig) {
 			r.cloud.date = "Thu, 03 Dec 2026 10:05:00 GMT"
+		}},
+		{name: "the binding context written otherwise, the same CRs", replayed: true, change: func(t *testing.T, r *replayRig) {
+			data, err := json.MarshalIndent(syncOf(widget("a"), widget("b")), "", "  ")
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(r.h.env["BINDING_CONTEXT_PATH"], data, 0o600))
 		}},
 		{name: "one byte of one answer changed", why: "the answer to GET network v2.0/things/b changed", change: func(_ *testing.T, r *replayRig) {
 			r.cloud.bodies["v2.0/things/b"] = "ok!"

@@ -18,7 +18,7 @@ var (
 	Overrun = Kind{ID: 5, Dir: "overrun", Ext: ".json", Version: 1, Max: 64 << 10}
 	// Replay is a plugin's last converged run (replay.go), kept under its env prefix for the
 	// module it ran.
-	Replay = Kind{ID: 6, Dir: "replay", Ext: ".replay", Version: 1, Max: MaxReplayBytes}
+	Replay = Kind{ID: 6, Dir: "replay", Ext: ".replay", Version: 2, Max: MaxReplayBytes}
 )
 
 // ShapedVersion names what the host's module shaping produces (host/internal/wasm/admission, shapeModule).

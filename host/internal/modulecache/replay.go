@@ -17,8 +17,9 @@ import (
 // ReplayRecord is one converged run.
 type ReplayRecord struct {
 	// Key digests everything the run's outcome depends on besides its CRs and its answers (the
-	// module, the settings, the host); CRs digests the CRs as the host read them.
-	Key, CRs [sha256.Size]byte
+	// module, the settings, the host); CRs digests the CRs as the host read them; Contexts the
+	// binding-context file's bytes, which decide the CRs (the same bytes spare reading them).
+	Key, CRs, Contexts [sha256.Size]byte
 	// At is when the full run was made, in Unix seconds.
 	At int64
 	// CRCount is how many CRs the run reconciled, for its log line.
@@ -54,6 +55,7 @@ func EncodeReplay(r ReplayRecord) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, r.Key[:]...)
 	b = append(b, r.CRs[:]...)
+	b = append(b, r.Contexts[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.At))
 	b = binary.AppendUvarint(b, uint64(r.CRCount))
 	b = binary.AppendUvarint(b, uint64(len(r.Groups)))
@@ -85,6 +87,7 @@ func DecodeReplay(body []byte) (ReplayRecord, error) {
 	var r ReplayRecord
 	d.fixed(r.Key[:])
 	d.fixed(r.CRs[:])
+	d.fixed(r.Contexts[:])
 	var at [8]byte
 	d.fixed(at[:])
 	r.At = int64(binary.BigEndian.Uint64(at[:]))

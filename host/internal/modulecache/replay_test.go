@@ -12,7 +12,7 @@ import (
 
 func sampleReplay() ReplayRecord {
 	return ReplayRecord{
-		Key: sha256.Sum256([]byte("key")), CRs: sha256.Sum256([]byte("crs")), At: 1_800_000_000, CRCount: 20_000,
+		Key: sha256.Sum256([]byte("key")), CRs: sha256.Sum256([]byte("crs")), Contexts: sha256.Sum256([]byte("ctx")), At: 1_800_000_000, CRCount: 20_000,
 		Groups: []ReplayGroup{
 			{Namespace: "openstack", SecretName: "cloud", CloudName: "prod", Requests: []ReplayRequest{
 				{Request: []byte(`{"method":"GET","path":"v1/runbooks"}`), Answer: sha256.Sum256([]byte("a"))},
@@ -44,7 +44,7 @@ func TestTheReplayRecordIsTrustedOnlyWhole(t *testing.T) {
 		}, want: ErrDamaged},
 		{name: "bytes after the record", write: func(d Dir) { require.NoError(t, d.Write(Replay, "P", moduleA, good, []byte{0})) }, want: ErrDamaged},
 		{name: "a count past the bound", write: func(d Dir) {
-			b := append(append([]byte(nil), good[:2*sha256.Size+8]...), binary.AppendUvarint(nil, 2)...)
+			b := append(append([]byte(nil), good[:3*sha256.Size+8]...), binary.AppendUvarint(nil, 2)...)
 			b = binary.AppendUvarint(b, MaxReplayRequests+1)
 			require.NoError(t, d.Write(Replay, "P", moduleA, b))
 		}, want: ErrDamaged},
