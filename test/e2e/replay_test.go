@@ -56,22 +56,31 @@ func replayScenario(t *testing.T, ctx context.Context, h *harness, cr *unstructu
 	const hook = "ironic-runbooks"
 	recorded, replayed := "recorded the converged run for a replay", "replayed a converged run: every answer unchanged"
 	missed := "not replaying the last converged run; running the plugin"
-	restart := func(what, msg string) map[string]any {
+	notRecorded := "not recording the run for a replay"
+	restart := func(what string, msgs ...string) map[string]any {
 		h.stopOperator()
 		require.NoError(t, h.startOperator(ctx))
 		var rec map[string]any
 		h.waitFor(t, syncWait, what, func() (bool, string) {
-			if lines := h.hookLines(hook, msg); len(lines) > 0 {
-				rec = lines[0]
-				return true, ""
+			for _, msg := range msgs {
+				if lines := h.hookLines(hook, msg); len(lines) > 0 {
+					rec = lines[0]
+					return true, ""
+				}
 			}
 			return false, fmt.Sprintf("%d recorded, %d replayed, %d missed", len(h.hookLines(hook, recorded)),
 				len(h.hookLines(hook, replayed)), len(h.hookLines(hook, missed)))
 		})
 		return rec
 	}
-	// The first Synchronization after the CRs were edited is a full run, recorded.
-	restart("the start-up run of the runbooks recorded for a replay", recorded)
+	// The first Synchronization after the CRs were edited is a full run. While the convergence memo
+	// still misses (the edits' runs made no records) it is not recorded, as a replay of it would
+	// re-send reads the next full run does not make; the run after it is recorded.
+	if first := restart("the start-up run of the runbooks recorded for a replay, or not for a memo miss",
+		recorded, notRecorded); first["msg"] == notRecorded {
+		assert.Contains(t, fmt.Sprint(attr(first, "reason")), "convergence memo", "%v", first)
+		restart("the start-up run of the runbooks recorded for a replay", recorded)
+	}
 	// The next is the same run: replayed, without the module, its reads sent again.
 	line := restart("the start-up run of the runbooks replayed", replayed)
 	assert.Equal(t, "ironic-runbooks", attr(line, "plugin"), "%v", line)

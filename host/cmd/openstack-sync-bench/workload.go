@@ -369,6 +369,7 @@ func (s *scenario) hookEnv(cacheDir string) ([]string, error) {
 	for _, v := range os.Environ() {
 		// Knobs of the host under test pass through (sandbox tuning, profiling).
 		if strings.HasPrefix(v, "OPENSTACK_SYNC_WASM_") || strings.HasPrefix(v, "OPENSTACK_SYNC_MEMO_") ||
+			strings.HasPrefix(v, "OPENSTACK_SYNC_REPLAY=") ||
 			strings.HasPrefix(v, "OPENSTACK_SYNC_KUBE_") ||
 			strings.HasPrefix(v, "OPENSTACK_SYNC_CPUPROFILE=") || strings.HasPrefix(v, "OPENSTACK_SYNC_TRACE=") ||
 			strings.HasPrefix(v, "OPENSTACK_SYNC_NATIVE_CPUPROFILE=") || strings.HasPrefix(v, "GOGC=") ||

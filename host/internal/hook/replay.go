@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -206,6 +207,8 @@ func (rr *replayRun) finish(p plugin.Plugin, meta plugin.Metadata, code int, kub
 		why = "the plugin's metadata is not its record's"
 	case concurrent(p):
 		why = "the plugin reconciles a group's CRs concurrently"
+	case memoMisses(p) > 0:
+		why = fmt.Sprintf("the convergence memo had no record for %d reconciles: the next run, answered from the records this one made, reads less", memoMisses(p))
 	default:
 		why = cmp.Or(rr.recorder.Spoiled(), rr.lines.Spoiled())
 	}
@@ -223,6 +226,13 @@ func (rr *replayRun) finish(p plugin.Plugin, meta plugin.Metadata, code int, kub
 		return
 	}
 	log.Debug("recorded the converged run for a replay", "requests", rr.recorder.Requests(), "crs", rr.crCount)
+}
+
+func memoMisses(p plugin.Plugin) int {
+	if m, ok := p.(plugin.MemoReporter); ok {
+		return m.MemoMisses()
+	}
+	return 0
 }
 
 func concurrent(p plugin.Plugin) bool {

@@ -77,7 +77,17 @@ type replayRig struct {
 	now     time.Time
 	loads   int
 	connect int
+	// misses is what the loaded plugin reports of its convergence memo (plugin.MemoReporter).
+	misses int
 }
+
+// missing is a plugin whose convergence memo missed.
+type missing struct {
+	reading
+	n int
+}
+
+func (p missing) MemoMisses() int { return p.n }
 
 func newReplayRig(t *testing.T) *replayRig {
 	r := &replayRig{h: newHarness(t), cloud: &cloud{bodies: map[string]string{}, status: 200, date: "Thu, 03 Dec 2026 10:00:00 GMT"},
@@ -102,6 +112,9 @@ func (r *replayRig) run(t *testing.T) (code int, loaded bool, log string) {
 			r.loads++
 			if _, err := load(ctx, path, o); err != nil {
 				return nil, err
+			}
+			if r.misses > 0 {
+				return missing{reading{r.h.plugin}, r.misses}, nil
 			}
 			return reading{r.h.plugin}, nil
 		}
@@ -287,6 +300,25 @@ func TestOnlyAConvergedRunOfADeterministicPluginIsRecorded(t *testing.T) {
 			assert.True(t, loaded, "the next run runs the plugin again")
 		})
 	}
+}
+
+// A run whose convergence memo missed is not recorded: its next run, answered from the records it
+// made, reads less, and a replay of it would send reads (a GET per CR) that no full run sends any
+// more. The run after it, every CR answered by the memo, is recorded and then replayed.
+func TestARunWhoseMemoMissedIsNotRecorded(t *testing.T) {
+	r := newReplayRig(t)
+	r.h.env["LOG_LEVEL"] = "debug"
+	r.misses = 3
+	_, loaded, log := r.run(t)
+	require.True(t, loaded)
+	assert.NoFileExists(t, r.cache.Path(modulecache.Replay, "WIDGET"))
+	assert.Contains(t, lineOf(log, "not recording the run for a replay"), "convergence memo had no record for 3 reconciles")
+	r.misses = 0
+	_, loaded, _ = r.run(t)
+	require.True(t, loaded, "nothing recorded: the plugin runs")
+	require.FileExists(t, r.cache.Path(modulecache.Replay, "WIDGET"))
+	_, loaded, _ = r.run(t)
+	assert.False(t, loaded, "the run the memo answered in full is replayed")
 }
 
 // The warnings a converged run logs (a CR's notes) are repeated by its replay: an operator sees

@@ -137,6 +137,8 @@ type Store struct {
 	size  int
 	dirty bool
 	hits  int
+	// misses are the unchanged calls of this run that found no record to stand for them.
+	misses int
 	// evicted are the CRs whose fresh record the bound in bytes dropped during the run (compact);
 	// Save reports those it could not keep.
 	evicted map[string]struct{}
@@ -254,6 +256,17 @@ func (m *Store) check(uid string, key Key) *entry {
 	}
 	m.hits++
 	return &e
+}
+
+// Misses is how many unchanged calls of this run found no record to stand for them; 0 for a nil
+// store. A run with misses read what a later run, answered from the records it made, will not.
+func (m *Store) Misses() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.misses
 }
 
 // record keeps the result of a full reconcile that verified the CR without writing; a result
@@ -487,6 +500,11 @@ func (c *Call) Unchanged(entry string, n int, piece func(i int) []byte) (bool, e
 	c.asked = true
 	c.key = c.store.key(entry, c.input, n, piece)
 	c.hit = c.store.check(c.uid, c.key)
+	if c.hit == nil {
+		c.store.mu.Lock()
+		c.store.misses++
+		c.store.mu.Unlock()
+	}
 	return c.hit != nil, nil
 }
 

@@ -284,3 +284,39 @@ func TestARunThatOutgrowsTheBoundWarnsOnce(t *testing.T) {
 	assert.Zero(t, aged.Evicted())
 	assert.Empty(t, logs.String())
 }
+
+// A run tells how many of its unchanged calls found no record (the run replay records only a
+// run without any: its next run, answered from these records, reads less); a hit, a call outside
+// a reconcile and a nil store count none.
+func TestTheStoreCountsItsMisses(t *testing.T) {
+	dir := t.TempDir()
+	ev := func(s string) func(int) []byte { return func(int) []byte { return []byte(s) } }
+	first := testMemo(dir, "module a", DefaultMaxBytes, time.Now)
+	for _, uid := range []string{"a", "b"} {
+		c := first.Begin(uid, []byte("input "+uid))
+		hit, err := c.Unchanged("reconcile", 1, ev("evidence"))
+		require.NoError(t, err)
+		require.False(t, hit)
+		c.Settle(true, []byte("{}"), nil)
+	}
+	assert.Equal(t, 2, first.Misses(), "no records yet: both calls missed")
+	require.NoError(t, first.Save())
+
+	next := testMemo(dir, "module a", DefaultMaxBytes, time.Now)
+	c := next.Begin("a", []byte("input a"))
+	hit, err := c.Unchanged("reconcile", 1, ev("evidence"))
+	require.NoError(t, err)
+	require.True(t, hit)
+	assert.Equal(t, 0, next.Misses(), "a hit is no miss")
+	c = next.Begin("b", []byte("input b"))
+	hit, err = c.Unchanged("reconcile", 1, ev("other evidence"))
+	require.NoError(t, err)
+	require.False(t, hit)
+	assert.Equal(t, 1, next.Misses(), "changed evidence misses")
+
+	var none *Store
+	assert.Equal(t, 0, none.Misses())
+	var outside *Call
+	_, _ = outside.Unchanged("reconcile", 1, ev("evidence"))
+	assert.Equal(t, 1, next.Misses())
+}

@@ -99,6 +99,14 @@ type Concurrent interface {
 	ReconcileConcurrency() int
 }
 
+// MemoReporter is implemented by a plugin that keeps a convergence memo (docs/abi.md): MemoMisses
+// is how many of this run's reconciles asked it and found no record. Such a run read what the
+// next one, answered from the records this run made, will not; the framework does not record it
+// for a replay (docs/abi.md, "The run replay"), so a replay never re-sends a memo miss's reads.
+type MemoReporter interface {
+	MemoMisses() int
+}
+
 // Cache is the state a plugin shares between the CRs of one credential group.
 type Cache interface {
 	Close(ctx context.Context) error

@@ -248,6 +248,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 			p.log.Warn("cannot write the convergence memo; the next run reconciles every CR in full",
 				"file", p.memo.path(), "error", err.Error())
 		}
+		p.memoMissed = p.memo.Misses()
 		p.memo = nil
 	}
 	if p.runtime != nil {

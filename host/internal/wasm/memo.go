@@ -33,6 +33,17 @@ func (p *Plugin) newMemo(cache modulecache.Dir) *memoStore {
 	return &memoStore{s}
 }
 
+// MemoMisses implements plugin.MemoReporter: the run's unchanged calls that found no record, also
+// once the plugin is closed (its store is written and dropped at Close).
+func (p *Plugin) MemoMisses() int {
+	if p.memo != nil {
+		return p.memo.Misses()
+	}
+	return p.memoMissed
+}
+
+var _ plugin.MemoReporter = (*Plugin)(nil)
+
 // memoCall is one reconcile's use of the memo, begun at its first use.
 type memoCall struct {
 	store *memoStore

@@ -66,6 +66,8 @@ type Plugin struct {
 	external External
 	// memo is the convergence memo's records (memo.go); nil when it is off.
 	memo *memoStore
+	// memoMissed is the memo's misses, kept when Close drops the store.
+	memoMissed int
 	// data is what each instance's memory starts with that the module no longer carries
 	// (liftable); the zero value when the module kept its data section.
 	data modulecache.Lifted
