@@ -134,11 +134,34 @@ func (rn *Runner) countDeletions(s plugin.Session) *deletionCounter {
 }
 
 // session is what the plugin is given: the counter, or the plain session when nothing observes.
+// A session that reaches sources still does through the counter (keepSources).
 func (d *deletionCounter) session() plugin.Session {
 	if d.rn == nil {
 		return d.Session
 	}
-	return d
+	return keepSources(d, d.Session)
+}
+
+// keepSources is w, a wrapper of s, reaching s's sources when s reaches any: a wrapper that
+// counts or observes requests must not cut a plugin off from its source of truth. Source
+// requests delete nothing in OpenStack, so they pass uncounted.
+func keepSources(w, s plugin.Session) plugin.Session {
+	if src, ok := s.(plugin.SourceSender); ok {
+		return sourced{Session: w, src: src}
+	}
+	return w
+}
+
+type sourced struct {
+	plugin.Session
+	src plugin.SourceSender
+}
+
+// Unwrap is the session w wraps, for test doubles that identify sessions.
+func (s sourced) Unwrap() plugin.Session { return s.Session }
+
+func (s sourced) DoSource(ctx context.Context, req plugin.SourceRequest) (*plugin.Response, error) {
+	return s.src.DoSource(ctx, req)
 }
 
 func (d *deletionCounter) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {

@@ -507,7 +507,7 @@ func (rn *Runner) deleteAll(ctx context.Context, d plugin.Deleter, crs []*resour
 		for _, cr := range group {
 			clog := rn.crLog(cr)
 			own := &crDeletes{Session: counted.session()}
-			res, err := d.Delete(ctx, own, nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status(),
+			res, err := d.Delete(ctx, keepSources(own, own.Session), nil, plugin.ReconcileRequest{Object: cr.Object(), Spec: cr.Spec, Status: cr.Status(),
 				Credentials: cr.Credentials})
 			rn.observeDelete(ctx, cr, res.Lifecycle, err)
 			if err != nil {
