@@ -75,8 +75,8 @@ func Attempt(ctx context.Context, c plugin.Connector, rec modulecache.ReplayReco
 
 // resend sends one group's recorded requests, up to Concurrency at once, and says why the first
 // (in recorded order) that missed did; it stops sending at the first miss it sees.
-func resend(parent context.Context, s plugin.Session, reqs []modulecache.ReplayRequest) (sent int, miss string) {
-	ctx, cancel := context.WithCancel(parent)
+func resend(ctx context.Context, s plugin.Session, reqs []modulecache.ReplayRequest) (sent int, miss string) {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	misses := make([]string, len(reqs))
 	var (
@@ -98,9 +98,7 @@ func resend(parent context.Context, s plugin.Session, reqs []modulecache.ReplayR
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			why := check(ctx, s, q)
-			// A read cut short because another missed is not a reason of its own: the first
-			// miss in recorded order must be one that happened.
-			if why == "" || ctx.Err() != nil && parent.Err() == nil {
+			if why == "" {
 				return
 			}
 			mu.Lock()
