@@ -252,6 +252,7 @@ func (m *Store) check(uid string, key Key) *entry {
 	m.load()
 	e, ok := m.entries[uid]
 	if !ok || e.key != key || !m.fresh(e.at, m.now()) {
+		m.misses++
 		return nil
 	}
 	m.hits++
@@ -500,11 +501,6 @@ func (c *Call) Unchanged(entry string, n int, piece func(i int) []byte) (bool, e
 	c.asked = true
 	c.key = c.store.key(entry, c.input, n, piece)
 	c.hit = c.store.check(c.uid, c.key)
-	if c.hit == nil {
-		c.store.mu.Lock()
-		c.store.misses++
-		c.store.mu.Unlock()
-	}
 	return c.hit != nil, nil
 }
 
