@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,14 +96,95 @@ func newHookFixture(t *testing.T, cacheDir string, crs map[string]map[string]any
 }
 
 // command is a hook process of the host under test.
-func (f *hookFixture) command(t *testing.T, plugin string, extraEnv []string, args ...string) (*exec.Cmd, *strings.Builder) {
+func (f *hookFixture) command(t *testing.T, plugin string, extraEnv []string, args ...string) (*exec.Cmd, *output) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(self, append([]string{"hook", "--plugin", plugin}, args...)...)
 	cmd.Env = append(append([]string{}, f.env...), extraEnv...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	return cmd, &out
+	out := &output{}
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd, out
+}
+
+// output is a hook process's stdout and stderr, readable while the process still writes, so
+// that a test giving up on a process can show what it said.
+type output struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// processLimit bounds every hook process of these tests. The slowest (a spin in _initialize,
+// killed at its deadline and run again with the checks) takes about 25 s on a loaded machine,
+// most of it two cold compilations; a process past the limit is a bug this package must report
+// with its output and its processes' state, not by hanging until go test's own timeout.
+const processLimit = 3 * time.Minute
+
+// hookProcess is a started hook process in a process group of its own, so that a test that
+// gives up on it ends its supervised child with it: a child left running would hold the
+// output pipe open, and Wait with it.
+type hookProcess struct {
+	cmd  *exec.Cmd
+	out  *output
+	done chan error
+}
+
+func start(t *testing.T, cmd *exec.Cmd, out *output) *hookProcess {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The output is a pipe the test copies from: Wait must not outlive the process for a
+	// descendant that still holds it.
+	cmd.WaitDelay = 10 * time.Second
+	require.NoError(t, cmd.Start())
+	p := &hookProcess{cmd: cmd, out: out, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		p.done <- nil // a wait after the cleanup's returns at once
+	})
+	return p
+}
+
+// wait returns the process's outcome, failing the test with the output and a snapshot of the
+// process group when it does not end within limit.
+func (p *hookProcess) wait(t *testing.T, limit time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(limit):
+	}
+	pgid := strconv.Itoa(p.cmd.Process.Pid)
+	all, _ := exec.Command("ps", "-e", "-o", "pgid,pid,ppid,stat,wchan:32,etime,time,args").CombinedOutput()
+	var group []string
+	for i, line := range strings.Split(string(all), "\n") {
+		if f := strings.Fields(line); i == 0 || len(f) > 0 && f[0] == pgid {
+			group = append(group, line)
+		}
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	t.Fatalf("the hook process did not end within %s; its process group then:\n%s\nits output:\n%s", limit,
+		strings.Join(group, "\n"), p.out)
+	return nil
+}
+
+// runHook starts cmd and waits for it within processLimit.
+func runHook(t *testing.T, cmd *exec.Cmd, out *output) error {
+	t.Helper()
+	return start(t, cmd, out).wait(t, processLimit)
 }
 
 func (f *hookFixture) ready(t *testing.T, name string) map[string]any {
@@ -182,9 +264,9 @@ func TestASpinningGuestIsStoppedByTheSupervisor(t *testing.T) {
 			f := newHookFixture(t, cacheDir, map[string]map[string]any{
 				"a-spin": {"action": "loop"}, "b-good": {}, "c-good": {}})
 			cmd, out := f.command(t, c.plugin, c.env)
-			start := time.Now()
-			err := cmd.Run()
-			took := time.Since(start)
+			begin := time.Now()
+			err := runHook(t, cmd, out)
+			took := time.Since(begin)
 			t.Logf("took %s\n%s", took, out)
 			require.Error(t, err)
 			assert.Equal(t, c.code, cmd.ProcessState.ExitCode())
@@ -230,7 +312,7 @@ func TestTheSupervisorsRerunResumes(t *testing.T) {
 	t.Run("finished CRs are not reconciled again", func(t *testing.T) {
 		f := newHookFixture(t, cacheDir, crs())
 		cmd, out := f.command(t, pdkmock, nil)
-		err := cmd.Run()
+		err := runHook(t, cmd, out)
 		t.Log(out)
 		require.Error(t, err)
 		assert.Contains(t, out.String(), "the pass runs again in-process with termination checks")
@@ -244,7 +326,7 @@ func TestTheSupervisorsRerunResumes(t *testing.T) {
 		require.NoError(t, os.RemoveAll(filepath.Join(cacheDir, "overrun")), "the module runs without the checks again")
 		f := newHookFixture(t, cacheDir, crs())
 		cmd, out := f.command(t, pdkmock, []string{"OPENSTACK_SYNC_WASM_CALL_TIMEOUT=2s", "MOCK_RUN_BUDGET=4"})
-		err := cmd.Run()
+		err := runHook(t, cmd, out)
 		t.Log(out)
 		require.Error(t, err)
 		assert.Contains(t, out.String(), "the pass runs again in-process with termination checks")
@@ -288,7 +370,7 @@ func TestTheSupervisorPassesThrough(t *testing.T) {
 		cmd, out := f.command(t, pdkmock, nil, "--config")
 		var stdout strings.Builder
 		cmd.Stdout = &stdout
-		require.NoError(t, cmd.Run(), out.String())
+		require.NoError(t, runHook(t, cmd, out), out.String())
 		assert.Contains(t, stdout.String(), `"configVersion"`, "the document is on stdout")
 		assert.False(t, f.childRan(), "no child process")
 	})
@@ -321,25 +403,17 @@ func TestTheSupervisorPassesThrough(t *testing.T) {
 			"stringData": map[string]any{"clouds.yaml": clouds}})
 		require.NoError(t, err)
 		cmd, out := f.command(t, pdkmock, nil)
-		require.NoError(t, cmd.Start())
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		p := start(t, cmd, out)
 		select {
 		case <-connected:
-		case <-done:
+		case <-p.done:
 			t.Fatalf("the hook ended before it reached Keystone:\n%s", out)
 		case <-time.After(2 * time.Minute):
-			_ = cmd.Process.Kill()
 			t.Fatalf("the hook never reached Keystone:\n%s", out)
 		}
 		require.True(t, f.childRan(), "the request came from the supervised child")
 		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-		select {
-		case <-done:
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
-			t.Fatalf("the hook did not stop after SIGTERM:\n%s", out)
-		}
+		_ = p.wait(t, time.Minute)
 		t.Log(out)
 		assert.Equal(t, 1, cmd.ProcessState.ExitCode(), "the child's code for a cancelled pass")
 		assert.Contains(t, out.String(), "context canceled", "the child saw the signal")
@@ -350,25 +424,13 @@ func TestTheSupervisorPassesThrough(t *testing.T) {
 	t.Run("a child that dies is not run again", func(t *testing.T) {
 		f := newHookFixture(t, cacheDir, map[string]map[string]any{"a-spin": {"action": "loop"}})
 		cmd, out := f.command(t, pdkmock, []string{"OPENSTACK_SYNC_WASM_CALL_TIMEOUT=10m"})
-		require.NoError(t, cmd.Start())
+		p := start(t, cmd, out)
 		child := childOf(t, cmd.Process.Pid)
 		waitFor(t, func() bool { return f.childRan() })
-		if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
-			cmd.Wait()
-			t.Fatalf("kill %d: %v\n%s", child, err, out)
-		}
+		require.NoError(t, syscall.Kill(child, syscall.SIGKILL), "kill %d\n%s", child, out)
 		// Bounded: a supervisor that ran the pass again (the spinning CR has a 10-minute call
 		// timeout) would otherwise hang the package until go test's own timeout, without its log.
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		var err error
-		select {
-		case err = <-done:
-		case <-time.After(2 * time.Minute):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Fatalf("the supervisor did not end within 2 minutes of its child's death:\n%s", out)
-		}
+		err := p.wait(t, 2*time.Minute)
 		t.Log(out)
 		require.Error(t, err)
 		assert.Equal(t, 1, cmd.ProcessState.ExitCode())
@@ -420,7 +482,7 @@ func TestOnlyTheListedFilesOutliveARun(t *testing.T) {
 				env = []string{"OPENSTACK_SYNC_CACHE_DIR=off"}
 			}
 			cmd, out := f.command(t, pdkmock, env)
-			require.NoError(t, cmd.Run(), out.String())
+			require.NoError(t, runHook(t, cmd, out), out.String())
 			assert.Equal(t, before, files(f.dir), "nothing in the hook's home")
 			left := files(cacheDir)
 			if off {
