@@ -15,7 +15,7 @@ func BenchmarkReportCall(b *testing.B) {
 	}
 	rep := &Reporter{f: w}
 	batches := make(chan []report, 64)
-	go readReports(r, batches, readPause)
+	go readReports(r, batches, readPause, nil)
 	go func() {
 		for range batches {
 		}

@@ -113,7 +113,10 @@ func Run(ctx context.Context, c Config) int {
 		return c.Unsupervised(ctx)
 	}
 	reports := make(chan []report, 4)
-	go readReports(r, reports, readPause)
+	// Closed when the child has exited: what it wrote is all in the pipe, and the run's exit
+	// must not wait out the reader's pause (readReports).
+	drain := make(chan struct{})
+	go readReports(r, reports, readPause, drain)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
@@ -164,6 +167,7 @@ func Run(ctx context.Context, c Config) int {
 		case err := <-exited:
 			// The reports still in the pipe when the child died are the last it finished: read
 			// to the pipe's end (the child's end closed when it exited) before closing ours.
+			close(drain)
 			for reports != nil {
 				batch, ok := <-reports
 				if !ok {
@@ -258,9 +262,13 @@ const readPause = 50 * time.Millisecond
 
 // readReports parses the child's lines until the pipe closes and sends them in batches, one per
 // read. A line it cannot read is skipped: the child is the same binary, so it can only be a bug,
-// and the deadline of every call it did read still holds.
-func readReports(r io.Reader, out chan<- []report, pause time.Duration) {
+// and the deadline of every call it did read still holds. Once drain is closed (the child has
+// exited) it reads on without pausing: a pause then only delays the hook's exit (up to two of
+// them, ~80 ms of a converged single-CR run's wall; docs/benchmarks.md, "Start-up of a hook run").
+func readReports(r io.Reader, out chan<- []report, pause time.Duration, drain <-chan struct{}) {
 	defer close(out)
+	timer := time.NewTimer(pause)
+	timer.Stop()
 	buf := make([]byte, 64<<10)
 	var pending []byte
 	for {
@@ -290,7 +298,12 @@ func readReports(r io.Reader, out chan<- []report, pause time.Duration) {
 		if err != nil {
 			return
 		}
-		time.Sleep(pause)
+		timer.Reset(pause)
+		select {
+		case <-timer.C:
+		case <-drain:
+			timer.Stop()
+		}
 	}
 }
 

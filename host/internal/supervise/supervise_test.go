@@ -44,7 +44,7 @@ func TestReportsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	rep := &Reporter{f: w}
 	batches := make(chan []report, 8)
-	go readReports(r, batches, time.Millisecond)
+	go readReports(r, batches, time.Millisecond, nil)
 
 	a := rep.Begin("mock", "reconcile", "ns/a\tb\nc", time.Now().Add(3*time.Second))
 	b := rep.Begin("mock", "_initialize", "", time.Time{})
@@ -74,7 +74,7 @@ func TestFinishedStepsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	rep := &Reporter{f: w}
 	batches := make(chan []report, 8)
-	go readReports(r, batches, time.Millisecond)
+	go readReports(r, batches, time.Millisecond, nil)
 	rep.Done([]byte(`{"kind":"reconcile","key":"uid-a","outcome":"ok"}`))
 	rep.Done([]byte("two\nlines"))
 	rep.Done([]byte(strings.Repeat("x", maxLine)))
@@ -88,6 +88,31 @@ func TestFinishedStepsRoundTrip(t *testing.T) {
 	}
 	assert.Equal(t, []string{`{"kind":"reconcile","key":"uid-a","outcome":"ok"}`,
 		`{"kind":"prune","key":"ns\u0000s1\u0000c1","outcome":"ok"}`}, steps)
+}
+
+// Once the child has exited, the reader reads what is left without its pause: the hook's exit
+// must not wait for it (a pause of an hour here would hold the test until its deadline).
+func TestTheReaderDrainsAnExitedChildWithoutPausing(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	rep := &Reporter{f: w}
+	batches := make(chan []report, 8)
+	drain := make(chan struct{})
+	go readReports(r, batches, time.Hour, drain)
+	rep.Begin("mock", "reconcile", "ns/a", time.Now().Add(time.Second))
+	first := <-batches
+	require.Len(t, first, 1, "the first read")
+	rep.Done([]byte(`{"kind":"reconcile","key":"uid-a","outcome":"ok"}`)) // written during the pause
+	w.Close()
+	close(drain)
+	var steps []string
+	for batch := range batches {
+		for _, rep := range batch {
+			steps = append(steps, string(rep.step))
+		}
+	}
+	assert.Equal(t, []string{`{"kind":"reconcile","key":"uid-a","outcome":"ok"}`}, steps,
+		"what the child wrote before it exited is read")
 }
 
 func TestAReportIsOneShortLine(t *testing.T) {
