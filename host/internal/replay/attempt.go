@@ -38,9 +38,17 @@ type Outcome struct {
 	Sessions map[plugin.Credentials]plugin.Session
 }
 
+// Concurrency is how many of a group's recorded reads an Attempt has in flight at once. The
+// recorded run read them one at a time from the guest, but a replay knows them all beforehand:
+// 20,000 runbooks are ~400 list pages, ~8 s one after another at 20 ms a page and ~2 s four at a
+// time (docs/benchmarks.md). Four stays well inside a session's request rate limit and a cloud's
+// patience; the session's limiter still applies to each.
+const Concurrency = 4
+
 // Attempt re-sends rec's requests through sessions c opens, group by group in the recorded
-// order, and stops at the first answer that is not the recorded one (or no answer, or a session
-// that does not connect). The requests are reads: the recorded run sent no other.
+// order, up to Concurrency of a group's at once, and stops at the first answer that is not the
+// recorded one (or no answer, or a session that does not connect). The requests are reads: the
+// recorded run sent no other.
 func Attempt(ctx context.Context, c plugin.Connector, rec modulecache.ReplayRecord) Outcome {
 	out := Outcome{Sessions: map[plugin.Credentials]plugin.Session{}}
 	for _, g := range rec.Groups {
@@ -55,25 +63,73 @@ func Attempt(ctx context.Context, c plugin.Connector, rec modulecache.ReplayReco
 			out.Sessions[creds] = s
 			out.Groups = append(out.Groups, creds)
 		}
-		for _, q := range g.Requests {
-			var w wireRequest
-			if err := json.Unmarshal(q.Request, &w); err != nil {
-				out.Miss = "a recorded request does not decode: " + err.Error()
-				return out
-			}
-			out.Requests++
-			resp, err := send(ctx, s, w)
-			switch {
-			case err != nil:
-				out.Miss = fmt.Sprintf("%s got no answer: %v", w, err)
-				return out
-			case Answer(resp) != q.Answer:
-				out.Miss = fmt.Sprintf("the answer to %s changed", w)
-				return out
-			}
+		sent, miss := resend(ctx, s, g.Requests)
+		out.Requests += sent
+		if miss != "" {
+			out.Miss = miss
+			return out
 		}
 	}
 	return out
+}
+
+// resend sends one group's recorded requests, up to Concurrency at once, and says why the first
+// (in recorded order) that missed did; it stops sending at the first miss it sees.
+func resend(ctx context.Context, s plugin.Session, reqs []modulecache.ReplayRequest) (sent int, miss string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	misses := make([]string, len(reqs))
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		stopped bool
+	)
+	slots := make(chan struct{}, Concurrency)
+	for i, q := range reqs {
+		mu.Lock()
+		stop := stopped
+		mu.Unlock()
+		if stop {
+			break
+		}
+		slots <- struct{}{}
+		sent++
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			why := check(ctx, s, q)
+			if why == "" {
+				return
+			}
+			mu.Lock()
+			misses[i], stopped = why, true
+			mu.Unlock()
+			cancel()
+		}()
+	}
+	wg.Wait()
+	for _, why := range misses {
+		if why != "" {
+			return sent, why
+		}
+	}
+	return sent, ""
+}
+
+// check sends one recorded request and says why its answer is not the recorded one; "" when it is.
+func check(ctx context.Context, s plugin.Session, q modulecache.ReplayRequest) string {
+	var w wireRequest
+	if err := json.Unmarshal(q.Request, &w); err != nil {
+		return "a recorded request does not decode: " + err.Error()
+	}
+	resp, err := send(ctx, s, w)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s got no answer: %v", w, err)
+	case Answer(resp) != q.Answer:
+		return fmt.Sprintf("the answer to %s changed", w)
+	}
+	return ""
 }
 
 func send(ctx context.Context, s plugin.Session, w wireRequest) (*plugin.Response, error) {
