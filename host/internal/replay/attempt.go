@@ -74,46 +74,52 @@ func Attempt(ctx context.Context, c plugin.Connector, rec modulecache.ReplayReco
 }
 
 // resend sends one group's recorded requests, up to Concurrency at once, and says why the first
-// (in recorded order) that missed did; it stops sending at the first miss it sees.
+// of them in recorded order that missed did. Each read has its own context: a miss cancels only
+// the reads recorded after it, whose answers no longer matter, and sends no more; the reads
+// before it run to their answer, because one of them may miss too and is then the one to report
+// (a read cut short is not a miss of its own).
 func resend(ctx context.Context, s plugin.Session, reqs []modulecache.ReplayRequest) (sent int, miss string) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	misses := make([]string, len(reqs))
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
-		stopped bool
+		first   = len(reqs) // the earliest read that missed, in recorded order
+		why     string
+		cancels = make([]context.CancelFunc, len(reqs))
 	)
 	slots := make(chan struct{}, Concurrency)
 	for i, q := range reqs {
+		slots <- struct{}{}
 		mu.Lock()
-		stop := stopped
-		mu.Unlock()
-		if stop {
+		if i > first {
+			mu.Unlock()
+			<-slots
 			break
 		}
-		slots <- struct{}{}
+		rctx, cancel := context.WithCancel(ctx)
+		cancels[i] = cancel
+		mu.Unlock()
 		sent++
 		wg.Add(1)
 		go func() {
-			defer func() { <-slots; wg.Done() }()
-			why := check(ctx, s, q)
-			if why == "" {
+			defer func() { cancel(); <-slots; wg.Done() }()
+			w := check(rctx, s, q)
+			if w == "" {
 				return
 			}
 			mu.Lock()
-			misses[i], stopped = why, true
-			mu.Unlock()
-			cancel()
+			defer mu.Unlock()
+			if i < first {
+				first, why = i, w
+				for _, c := range cancels[i+1:] {
+					if c != nil {
+						c()
+					}
+				}
+			}
 		}()
 	}
 	wg.Wait()
-	for _, why := range misses {
-		if why != "" {
-			return sent, why
-		}
-	}
-	return sent, ""
+	return sent, why
 }
 
 // check sends one recorded request and says why its answer is not the recorded one; "" when it is.

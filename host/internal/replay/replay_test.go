@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"sync"
@@ -153,16 +154,18 @@ type fakeSession struct {
 	err     error
 	mu      sync.Mutex
 	sent    []string
-	// gate, when set, is called with each request before it is answered.
-	gate func()
+	// gate, when set, is called with each request before it is answered; an error is the answer.
+	gate func(ctx context.Context, path string) error
 }
 
-func (s *fakeSession) Do(_ context.Context, req plugin.Request) (*plugin.Response, error) {
+func (s *fakeSession) Do(ctx context.Context, req plugin.Request) (*plugin.Response, error) {
 	s.mu.Lock()
 	s.sent = append(s.sent, req.Method+" "+req.Path)
 	s.mu.Unlock()
 	if s.gate != nil {
-		s.gate()
+		if err := s.gate(ctx, req.Path); err != nil {
+			return nil, err
+		}
 	}
 	if s.err != nil {
 		return nil, s.err
@@ -296,9 +299,9 @@ func TestAnAttemptSendsAGroupsReadsConcurrently(t *testing.T) {
 	var n atomic.Int32
 	all := make(chan struct{})
 	go func() { arrived.Wait(); close(all) }()
-	session := &fakeSession{answers: answers, gate: func() {
+	session := &fakeSession{answers: answers, gate: func(context.Context, string) error {
 		if n.Add(1) > Concurrency {
-			return
+			return nil
 		}
 		arrived.Done()
 		select {
@@ -306,6 +309,7 @@ func TestAnAttemptSendsAGroupsReadsConcurrently(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Error("the first reads were sent one at a time")
 		}
+		return nil
 	}}
 	out := Attempt(context.Background(), &fakeConnector{sessions: map[plugin.Credentials]*fakeSession{groupA: session}}, record)
 	assert.Empty(t, out.Miss)
@@ -326,6 +330,75 @@ func TestAnAttemptSendsAGroupsReadsConcurrently(t *testing.T) {
 	delete(changed, paths[5])
 	out = Attempt(context.Background(), &fakeConnector{sessions: map[plugin.Credentials]*fakeSession{groupA: {answers: changed}}}, record)
 	assert.Equal(t, "the answer to GET baremetal "+paths[2]+" changed", out.Miss)
+
+	// A miss cancels the reads recorded after it, never one before it: an earlier read still in
+	// flight runs to its answer, and when that answer misses too, it is the miss reported.
+	second := map[string]*plugin.Response{}
+	for k, v := range answers {
+		second[k] = v
+	}
+	second[paths[1]] = &plugin.Response{StatusCode: 200, Body: []byte("edited")}
+	for _, tc := range []struct {
+		name        string
+		firstMisses bool
+		want        string
+	}{
+		{name: "the earlier read answers as recorded", want: "the answer to GET baremetal " + paths[1] + " changed"},
+		{name: "the earlier read misses too", firstMisses: true, want: "the answer to GET baremetal " + paths[0] + " changed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cut := make(chan struct{}) // a read after the miss was cut short: the miss is known
+			var laterCut atomic.Bool
+			var later sync.WaitGroup // the reads after the miss are in flight
+			later.Add(2)
+			laterSent := make(chan struct{})
+			go func() { later.Wait(); close(laterSent) }()
+			resp := maps.Clone(second)
+			if tc.firstMisses {
+				resp[paths[0]] = &plugin.Response{StatusCode: 404}
+			}
+			session := &fakeSession{answers: resp, gate: func(ctx context.Context, path string) error {
+				switch path {
+				case paths[0]:
+					// Answers only once the later miss has cut the reads after it short, and only
+					// if that did not cut this one short too.
+					select {
+					case <-cut:
+					case <-time.After(10 * time.Second):
+						t.Error("the miss cut no later read short")
+					}
+					if ctx.Err() != nil {
+						t.Error("the read before the miss was cut short")
+						return ctx.Err()
+					}
+				case paths[1]:
+					// Misses once the reads after it are in flight.
+					select {
+					case <-laterSent:
+					case <-time.After(10 * time.Second):
+						t.Error("the reads after the miss were not sent with it")
+					}
+				case paths[2], paths[3]:
+					// Recorded after the miss: in flight with it, and cut short by it.
+					later.Done()
+					select {
+					case <-ctx.Done():
+						if !laterCut.Swap(true) {
+							close(cut)
+						}
+						return ctx.Err()
+					case <-time.After(10 * time.Second):
+						t.Error("a read recorded after the miss was not cut short")
+					}
+				}
+				return nil
+			}}
+			out := Attempt(context.Background(), &fakeConnector{sessions: map[plugin.Credentials]*fakeSession{groupA: session}}, record)
+			assert.Equal(t, tc.want, out.Miss)
+			assert.True(t, laterCut.Load(), "the reads after the miss were cancelled")
+			assert.Equal(t, Concurrency, out.Requests, "no read is sent after the miss is known")
+		})
+	}
 }
 
 // A run is recordable only while every request was a read that got an answer.
