@@ -233,7 +233,6 @@ func identName(r *Resource) string {
 
 // show is the object as Ironic answers it; fields, when given, keeps only those (and links).
 func (ironic) show(s *Store, r *Resource, obj map[string]any, v ironicVersion, fields []string) map[string]any {
-	out := map[string]any{}
 	keys := slices.Concat([]string{"uuid", "created_at", "updated_at"}, r.ironic.show, []string{"steps"})
 	for _, f := range r.Fields {
 		if f.Since != "" && v.atLeast(f.Since) && !slices.Contains(keys, f.Name) {
@@ -243,8 +242,12 @@ func (ironic) show(s *Store, r *Resource, obj map[string]any, v ironicVersion, f
 	if r.ironic.owned && v.atLeast(ironicDescriptionVersion) {
 		keys = append(keys, "traits")
 	}
+	if fields != nil {
+		keys = slices.DeleteFunc(keys, func(k string) bool { return !slices.Contains(fields, k) })
+	}
+	out := make(map[string]any, len(keys)+1)
 	for _, k := range keys {
-		out[k] = cloneJSON(obj[k])
+		out[k] = copyJSON(obj[k])
 	}
 	if out["extra"] == nil && slices.Contains(keys, "extra") {
 		out["extra"] = map[string]any{}
@@ -257,13 +260,6 @@ func (ironic) show(s *Store, r *Resource, obj map[string]any, v ironicVersion, f
 	out["links"] = []any{
 		map[string]any{"href": base + "/v1/" + seg + "/" + fmt.Sprint(obj["uuid"]), "rel": "self"},
 		map[string]any{"href": base + "/" + seg + "/" + fmt.Sprint(obj["uuid"]), "rel": "bookmark"},
-	}
-	if fields != nil {
-		for k := range out {
-			if k != "links" && !slices.Contains(fields, k) {
-				delete(out, k)
-			}
-		}
 	}
 	maskSteps(out)
 	return out
@@ -425,28 +421,57 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 	} else if detail == nil || !*detail {
 		fields = []string{"uuid", "name"}
 	}
-	var items []map[string]any
-	for _, o := range s.list(r) {
-		if visibleTo(o) {
-			items = append(items, o)
-		}
-	}
-	// The database's id counts up with each create: sorting by id is creation order.
-	if sortKey != "id" {
-		slices.SortStableFunc(items, func(a, b map[string]any) int { return strings.Compare(pyStr(a[sortKey]), pyStr(b[sortKey])) })
-	}
-	if sortDir == "desc" {
-		slices.Reverse(items)
-	}
+	list := s.list(r)
+	start := -1 // the marker's position in list; -1 starts at the top
 	if marker != "" {
-		if !slices.ContainsFunc(s.lookupBy(r, "uuid", marker), func(o map[string]any) bool { return o["uuid"] == marker }) {
+		for _, at := range s.positionsBy(r, "uuid", marker) {
+			if list[at]["uuid"] == marker {
+				start = at
+			}
+		}
+		if start < 0 {
 			return ierr(http.StatusNotFound, r.NotFound, marker)
 		}
-		at := slices.IndexFunc(items, func(o map[string]any) bool { return o["uuid"] == marker })
-		items = items[at+1:]
+		// A marker the caller cannot see is in none of its pages: the list starts at the top.
+		if !visibleTo(list[start]) {
+			start = -1
+		}
 	}
-	if len(items) > limit {
-		items = items[:limit]
+	var items []map[string]any
+	if sortKey == "id" {
+		// The database's id counts up with each create: sorting by id is creation order, the
+		// list's own, so a page is read from its marker on and costs what it shows, not what the
+		// collection holds (a catalog of 20,000 runbooks read 100 at a time scanned and sorted
+		// them all for each of its 200 pages).
+		at, step := start+1, 1
+		if sortDir == "desc" {
+			at, step = start-1, -1
+			if start < 0 {
+				at = len(list) - 1
+			}
+		}
+		for ; at >= 0 && at < len(list) && len(items) < limit; at += step {
+			if visibleTo(list[at]) {
+				items = append(items, list[at])
+			}
+		}
+	} else {
+		for _, o := range list {
+			if visibleTo(o) {
+				items = append(items, o)
+			}
+		}
+		// Ties keep creation order (the database sorts by sort_key, then id).
+		slices.SortStableFunc(items, func(a, b map[string]any) int { return strings.Compare(pyStr(a[sortKey]), pyStr(b[sortKey])) })
+		if sortDir == "desc" {
+			slices.Reverse(items)
+		}
+		if start >= 0 {
+			items = items[slices.IndexFunc(items, func(o map[string]any) bool { return o["uuid"] == marker })+1:]
+		}
+		if len(items) > limit {
+			items = items[:limit]
+		}
 	}
 	shown := []any{}
 	for _, o := range items {

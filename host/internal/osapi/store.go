@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Caller is who sends a request, as its token says.
@@ -78,12 +79,14 @@ type Store struct {
 	objs map[string][]map[string]any
 	// declared are generic collections declared at run time (Declare).
 	declared []*Resource
-	// index holds, per collection, its objects by the string values of the fields lookups key on
-	// (indexed), in list order. Ironic looks a runbook up by uuid or name on every create and get,
-	// which scanned the whole list: at 20,000 runbooks creating them all took half an hour of the
-	// fake's CPU. Built on first use, extended by insert, dropped by anything else that changes
-	// a collection (unindex), so a lookup is never answered from a stale index.
-	index map[string]map[string][]map[string]any
+	// index holds, per collection, the positions in objs of its objects by the string values of
+	// the fields lookups key on (indexed), in list order. Ironic looks a runbook up by uuid or name
+	// on every create and get, which scanned the whole list: at 20,000 runbooks creating them all
+	// took half an hour of the fake's CPU; and a list page starts after its marker's position,
+	// which scanning for cost every page as much as the whole collection. Built on first use,
+	// extended by insert (which appends, so a position stays true), dropped by anything else that
+	// changes a collection (unindex), so a lookup is never answered from a stale index.
+	index map[string]map[string][]int
 }
 
 // indexed are the fields the index keys on.
@@ -246,7 +249,7 @@ func (s *Store) find(r *Resource, id string) map[string]any {
 func (s *Store) insert(r *Resource, obj map[string]any) {
 	s.objs[r.Ref()] = append(s.objs[r.Ref()], obj)
 	if idx := s.index[r.Ref()]; idx != nil {
-		indexObject(idx, obj)
+		indexObject(idx, obj, len(s.objs[r.Ref()])-1)
 	}
 }
 
@@ -258,28 +261,39 @@ func (s *Store) remove(r *Resource, id string) {
 // unindex drops r's index after a change other than insert (a delete, an object changed in place).
 func (s *Store) unindex(r *Resource) { delete(s.index, r.Ref()) }
 
-// lookup returns r's objects whose field (one of indexed) is the string value, in list order. The
+// lookupBy returns r's objects whose field (one of indexed) is the string value, in list order. The
 // caller checks the field again: only insert and unindex keep the index, so it holds no object
 // missing from it but, if a caller forgot to unindex, maybe one changed since.
 func (s *Store) lookupBy(r *Resource, field, value string) []map[string]any {
+	list := s.objs[r.Ref()]
+	var out []map[string]any
+	for _, at := range s.positionsBy(r, field, value) {
+		out = append(out, list[at])
+	}
+	return out
+}
+
+// positionsBy is lookupBy as the objects' positions in r's list (s.list), for a caller that
+// walks the list from one of them.
+func (s *Store) positionsBy(r *Resource, field, value string) []int {
 	idx := s.index[r.Ref()]
 	if idx == nil {
-		idx = map[string][]map[string]any{}
-		for _, o := range s.objs[r.Ref()] {
-			indexObject(idx, o)
+		idx = map[string][]int{}
+		for at, o := range s.objs[r.Ref()] {
+			indexObject(idx, o, at)
 		}
 		if s.index == nil {
-			s.index = map[string]map[string][]map[string]any{}
+			s.index = map[string]map[string][]int{}
 		}
 		s.index[r.Ref()] = idx
 	}
 	return idx[field+"\x00"+value]
 }
 
-func indexObject(idx map[string][]map[string]any, o map[string]any) {
+func indexObject(idx map[string][]int, o map[string]any, at int) {
 	for _, f := range indexed {
 		if v, ok := o[f].(string); ok {
-			idx[f+"\x00"+v] = append(idx[f+"\x00"+v], o)
+			idx[f+"\x00"+v] = append(idx[f+"\x00"+v], at)
 		}
 	}
 }
@@ -317,6 +331,43 @@ func cloneJSON[T any](v T) T {
 	var out T
 	_ = json.Unmarshal(b, &out)
 	return out
+}
+
+// copyJSON is cloneJSON(v) without encoding v, for what decoding JSON makes (maps of string to
+// any, slices of any, strings, float64s, bools, nil): a list page copies every object it shows,
+// and encoding each field took most of a page's time. Anything else (an int, a string that is
+// not UTF-8) goes through cloneJSON, which makes it what decoding its JSON would.
+func copyJSON(v any) any {
+	switch v := v.(type) {
+	case nil, float64, bool:
+		return v
+	case string:
+		if utf8.ValidString(v) {
+			return v
+		}
+	case map[string]any:
+		if v == nil {
+			return nil
+		}
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if !utf8.ValidString(k) {
+				return cloneJSON[any](v)
+			}
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		if v == nil {
+			return nil
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyJSON(e)
+		}
+		return out
+	}
+	return cloneJSON(v)
 }
 
 // decodeJSON decodes a request body; numbers stay float64 as encoding/json makes them.
