@@ -369,40 +369,61 @@ func container(t *testing.T, d appsv1.Deployment, name string) corev1.Container 
 }
 
 // The convergence memo is sized against the cache volume the chart mounts: whatever the volume's
-// size and the number of enabled plugins, every plugin's compiled files (compilationCache.moduleMiB)
-// and twice its memo bound (a memo is rewritten beside its old file) fit the volume, or rendering
-// fails naming compilationCache.sizeLimit.
+// size, the number of enabled plugins and the CRs they see, every plugin's compiled files
+// (compilationCache.moduleMiB), twice its run replay record and twice its memo bound (each is
+// rewritten beside its old file) fit the volume, or rendering fails naming
+// compilationCache.sizeLimit.
 func TestTheMemoBoundFitsTheCacheVolume(t *testing.T) {
 	bin := findHelm(t)
-	const moduleMiB, memoMaxMiB = 40, 8
-	plugins := []string{"ironicRunbooks", "neutronRouterFlavors", "neutronSegmentRanges", "openstackProbe"}
-	for _, size := range []struct {
-		limit string
-		mib   int
-	}{{"100Mi", 100}, {"262144Ki", 256}, {"1Gi", 1024}, {"209715200", 200}} {
-		for n := 1; n <= len(plugins); n++ {
-			t.Run(fmt.Sprintf("%s/%d plugins", size.limit, n), func(t *testing.T) {
-				args := []string{"--set-string", "compilationCache.sizeLimit=" + size.limit}
-				for i, p := range plugins[:n] {
-					args = append(args, "--set", "plugins."+p+"=true",
-						"--set", fmt.Sprintf("pluginData.%s.plugin.sha256=%064d", p, i+1))
-				}
-				out, errOut, err := helm(t, bin, append([]string{"template", "oso", chartDir, "--kube-version", kubeVersion}, args...)...)
-				if n*(moduleMiB+2) > size.mib {
-					require.Error(t, err)
-					assert.Contains(t, errOut, "compilationCache.sizeLimit "+size.limit+" is too small")
-					return
-				}
-				require.NoError(t, err, errOut)
-				bounds := regexpAll(`OPENSTACK_SYNC_MEMO_MAX_MIB=(\d+)`, out)
-				require.Len(t, bounds, n, "every enabled hook gets a memo bound")
-				for _, b := range bounds {
-					memo, _ := strconv.Atoi(b)
-					assert.LessOrEqual(t, memo, memoMaxMiB)
-					assert.GreaterOrEqual(t, memo, 1)
-					assert.LessOrEqual(t, n*(moduleMiB+2*memo), size.mib, "the hooks' files fit the volume")
-				}
-			})
+	const moduleMiB, memoMaxMiB, mib = 40, 8, 1 << 20
+	plugins := []struct {
+		name                        string
+		memoBytesPerCR, replayPerCR int
+	}{{"ironicRunbooks", 400, 400}, {"neutronRouterFlavors", 400, 16}, {"neutronSegmentRanges", 300, 16}, {"openstackProbe", 1, 1}}
+	for _, crs := range []int{100, 20000} {
+		for _, size := range []struct {
+			limit string
+			mib   int
+		}{{"100Mi", 100}, {"262144Ki", 256}, {"1Gi", 1024}, {"209715200", 200}} {
+			for n := 1; n <= len(plugins); n++ {
+				t.Run(fmt.Sprintf("%d CRs/%s/%d plugins", crs, size.limit, n), func(t *testing.T) {
+					args := []string{"--set-string", "compilationCache.sizeLimit=" + size.limit, "--set", fmt.Sprintf("memory.crs=%d", crs)}
+					// The record of a plugin's last converged run: its measured bytes per CR and a
+					// quarter more, at least 1 MiB and at most the host's 32 MiB.
+					replayMiB, memoNeeded := 0, 0
+					for i, p := range plugins[:n] {
+						args = append(args, "--set", "plugins."+p.name+"=true",
+							"--set", fmt.Sprintf("pluginData.%s.plugin.sha256=%064d", p.name, i+1))
+						replayMiB += min(32, max(1, (crs*p.replayPerCR*5/4+mib-1)/mib))
+						memoNeeded = max(memoNeeded, (crs*p.memoBytesPerCR*5/4+mib-1)/mib)
+					}
+					out, errOut, err := helm(t, bin, append([]string{"template", "oso", chartDir, "--kube-version", kubeVersion}, args...)...)
+					left := size.mib - n*moduleMiB - 2*replayMiB
+					switch {
+					case left < 2*n:
+						require.Error(t, err)
+						assert.Contains(t, errOut, "compilationCache.sizeLimit "+size.limit+" is too small")
+						return
+					case memoNeeded > left/(2*n):
+						require.Error(t, err)
+						assert.Contains(t, errOut, fmt.Sprintf("compilationCache.sizeLimit %s leaves %d MiB for the convergence memo", size.limit, left/(2*n)))
+						return
+					}
+					require.NoError(t, err, errOut)
+					bounds := regexpAll(`OPENSTACK_SYNC_MEMO_MAX_MIB=(\d+)`, out)
+					require.Len(t, bounds, n, "every enabled hook gets a memo bound")
+					memos := 0
+					for _, b := range bounds {
+						memo, _ := strconv.Atoi(b)
+						if crs == 100 {
+							assert.LessOrEqual(t, memo, memoMaxMiB)
+						}
+						assert.GreaterOrEqual(t, memo, 1)
+						memos += memo
+					}
+					assert.LessOrEqual(t, n*moduleMiB+2*replayMiB+2*memos, size.mib, "the hooks' files fit the volume")
+				})
+			}
 		}
 	}
 }
@@ -439,11 +460,15 @@ func TestTheMemoBoundFollowsTheCRs(t *testing.T) {
 			wantMemo: (20000*2000*5/4 + mib - 1) / mib},
 		{name: "an explicit bound wins", crs: 20000, set: []string{"compilationCache.memoMaxMiB=6"}, wantMemo: 6},
 		{name: "an explicit bound the volume cannot hold gets the volume's share", crs: 100,
-			set: []string{"compilationCache.memoMaxMiB=500"}, wantMemo: (256 - 40) / 2},
+			set: []string{"compilationCache.memoMaxMiB=500"}, wantMemo: (256 - 40 - 2*1) / 2},
+		{name: "the volume's share is what the run replay record leaves", crs: 20000,
+			set:      []string{"compilationCache.memoMaxMiB=500", "pluginData.ironicRunbooks.replayBytesPerCR=1000"},
+			wantMemo: (256 - 40 - 2*((20000*1000*5/4+mib-1)/mib)) / 2},
 		{name: "a bound the volume cannot hold fails", crs: 200000, set: []string{"pluginData.ironicRunbooks.memoBytesPerCR=700"},
-			wantErr: "compilationCache.sizeLimit 256Mi leaves 108 MiB for the convergence memo of each of the 1 enabled plugins, " +
-				"but memory.crs 200000 needs 167 MiB for pluginData.ironicRunbooks (700 bytes per CR): raise compilationCache.sizeLimit " +
-				"to at least 374Mi, or set compilationCache.memoMaxMiB to accept a memo that holds fewer CRs"},
+			wantErr: "compilationCache.sizeLimit 256Mi leaves 76 MiB for the convergence memo of each of the 1 enabled plugins " +
+				"(after their compiled code and run replay records), but memory.crs 200000 needs 167 MiB for pluginData.ironicRunbooks " +
+				"(700 bytes per CR): raise compilationCache.sizeLimit to at least 438Mi, or set compilationCache.memoMaxMiB to accept " +
+				"a memo that holds fewer CRs"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{"template", "oso", chartDir, "--kube-version", kubeVersion, "--set", "plugins.ironicRunbooks=true",

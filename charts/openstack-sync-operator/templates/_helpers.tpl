@@ -60,10 +60,10 @@ Rendering fails with a message naming the value at fault.
 {{- end -}}
 {{- end -}}
 {{- /* The cache volume holds, per enabled plugin, its compiled code, shaped module and lifted data
-(compilationCache.moduleMiB) and its convergence memo, and the modules pulled from a registry; the
-memo gets what is left, shared out, at most memoMaxMiB each and counted twice (a memo is rewritten
-beside its old file), so the hooks can never fill the volume and have the pod evicted
-(docs/operating.md, "What persists between runs"). */ -}}
+(compilationCache.moduleMiB), its run replay record and its convergence memo, and the modules
+pulled from a registry; the memo gets what is left, shared out, at most memoMaxMiB each. The memo
+and the record are each counted twice (each is rewritten beside its old file), so the hooks can
+never fill the volume and have the pod evicted (docs/operating.md, "What persists between runs"). */ -}}
 {{- $cc := .Values.compilationCache | default dict -}}
 {{- $sizeLimit := toString ($cc.sizeLimit | default "") -}}
 {{- if not (regexMatch "^[0-9]+(Ki|Mi|Gi)?$" $sizeLimit) -}}
@@ -75,20 +75,28 @@ beside its old file), so the hooks can never fill the volume and have the pod ev
 {{- if eq $unit "Ki" -}}{{- $cacheMiB = div $n 1024 -}}{{- else if eq $unit "Mi" -}}{{- $cacheMiB = $n -}}{{- else if eq $unit "Gi" -}}{{- $cacheMiB = mul $n 1024 -}}{{- else -}}{{- $cacheMiB = div $n 1048576 -}}{{- end -}}
 {{- $enabledCount := 0 -}}
 {{- $pulledCount := 0 -}}
+{{- /* A run replay record (docs/operating.md, "The run replay") holds the reads of the plugin's
+last converged run and the notes it repeats: memory.crs of the plugin's measured bytes per CR
+(pluginData.<name>.replayBytesPerCR, else compilationCache.replayBytesPerCR) and a quarter more,
+at least 1 MiB, at most the 32 MiB past which the host records no run. */ -}}
+{{- $replayMiB := 0 -}}
+{{- $crs := int ((.Values.memory | default dict).crs | default 0) -}}
 {{- range $name := keys .Values.pluginData -}}
 {{- $pd := get $.Values.pluginData $name | default dict -}}
 {{- if and $pd.hook (eq (toString (get $.Values.plugins $name)) "true") -}}
 {{- $enabledCount = add1 $enabledCount -}}
 {{- if ($pd.plugin | default dict).source -}}{{- $pulledCount = add1 $pulledCount -}}{{- end -}}
+{{- $perCR := int ($pd.replayBytesPerCR | default ($cc.replayBytesPerCR | default 1024)) -}}
+{{- $replayMiB = add $replayMiB (min 32 (max 1 (div (add (div (mul $crs $perCR 5) 4) 1048575) 1048576))) -}}
 {{- end -}}
 {{- end -}}
 {{- /* The volume each enabled plugin's memo may take (each counted twice), the most any memo gets. */ -}}
 {{- $memoShareMiB := 1024 -}}
 {{- if gt $enabledCount 0 -}}
-{{- $left := sub (sub $cacheMiB (mul $enabledCount (int ($cc.moduleMiB | default 40)))) (mul $pulledCount 16) -}}
+{{- $left := sub (sub (sub $cacheMiB (mul $enabledCount (int ($cc.moduleMiB | default 40)))) (mul $pulledCount 16)) (mul 2 $replayMiB) -}}
 {{- $memoShareMiB = div $left (mul 2 $enabledCount) -}}
 {{- if lt $memoShareMiB 1 -}}
-{{- fail (printf "compilationCache.sizeLimit %s is too small for %d enabled plugins (%d pulled from a registry): each needs compilationCache.moduleMiB (%d) for its compiled code, 16 MiB for a pulled module, and at least 2 MiB for its convergence memo; set it to at least %dMi" $sizeLimit $enabledCount $pulledCount (int ($cc.moduleMiB | default 40)) (add (mul $enabledCount (add (int ($cc.moduleMiB | default 40)) 2)) (mul $pulledCount 16))) -}}
+{{- fail (printf "compilationCache.sizeLimit %s is too small for %d enabled plugins (%d pulled from a registry): each needs compilationCache.moduleMiB (%d) for its compiled code, 16 MiB for a pulled module, twice its run replay record (%d MiB in all at memory.crs %d) and at least 2 MiB for its convergence memo; set it to at least %dMi" $sizeLimit $enabledCount $pulledCount (int ($cc.moduleMiB | default 40)) (mul 2 $replayMiB) $crs (add (mul $enabledCount (add (int ($cc.moduleMiB | default 40)) 2)) (mul $pulledCount 16) (mul 2 $replayMiB))) -}}
 {{- end -}}
 {{- end -}}
 {{- range $name := keys .Values.pluginData | sortAlpha -}}
@@ -136,7 +144,7 @@ rest in full every run. */ -}}
 {{- $perCR := int ($pd.memoBytesPerCR | default ($cc.memoBytesPerCR | default 1024)) -}}
 {{- $neededMiB := div (add (div (mul (int ($mem.crs | default 0)) $perCR 5) 4) 1048575) 1048576 -}}
 {{- if and $enabled (gt $neededMiB $memoShareMiB) -}}
-{{- fail (printf "compilationCache.sizeLimit %s leaves %d MiB for the convergence memo of each of the %d enabled plugins, but memory.crs %d needs %d MiB for pluginData.%s (%d bytes per CR): raise compilationCache.sizeLimit to at least %dMi, or set compilationCache.memoMaxMiB to accept a memo that holds fewer CRs" $sizeLimit $memoShareMiB $enabledCount (int $mem.crs) $neededMiB $name $perCR (add (mul $enabledCount (add (int ($cc.moduleMiB | default 40)) (mul 2 $neededMiB))) (mul $pulledCount 16))) -}}
+{{- fail (printf "compilationCache.sizeLimit %s leaves %d MiB for the convergence memo of each of the %d enabled plugins (after their compiled code and run replay records), but memory.crs %d needs %d MiB for pluginData.%s (%d bytes per CR): raise compilationCache.sizeLimit to at least %dMi, or set compilationCache.memoMaxMiB to accept a memo that holds fewer CRs" $sizeLimit $memoShareMiB $enabledCount (int $mem.crs) $neededMiB $name $perCR (add (mul $enabledCount (add (int ($cc.moduleMiB | default 40)) (mul 2 $neededMiB))) (mul $pulledCount 16) (mul 2 $replayMiB))) -}}
 {{- end -}}
 {{- $memoMiB = min (max $neededMiB (int ($cc.memoMinMiB | default 4))) $memoShareMiB -}}
 {{- end -}}
