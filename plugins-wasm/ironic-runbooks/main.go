@@ -143,25 +143,28 @@ func reconcileCR(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, erro
 }
 
 func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error) {
-	hit, asked := recordedEarly(ctx, req)
+	// A spec the quick check understands is valid as the full path checks it (quick.go); its
+	// decode waits until the quick check has had its say.
+	var q quickSpec
+	quick := parseQuickSpec(req.Spec, &q)
+	hit, asked := recordedEarly(ctx, req, &q, quick)
 	if hit {
 		return experimental.Recorded(), nil
 	}
 	var spec Spec
-	if err := req.DecodeSpec(&spec); err != nil {
-		return nil, pdk.WithReason(invalidspec.Reason, err)
-	}
-	// An invalid spec costs no request, as in the original: it is refused before the memo's
-	// check reads the runbook and before the group's microversion is discovered.
-	if err := spec.check(); err != nil {
-		return nil, invalidspec.WithReason(err)
+	name := string(q.name)
+	if !quick {
+		if err := decodeSpec(req, &spec); err != nil {
+			return nil, err
+		}
+		name = spec.RunbookName
 	}
 	own, err := groupOwnership(ctx, req.Credentials)
 	if err != nil {
 		return nil, err
 	}
 	// A miss of the early check is not asked again: nothing it rests on has changed since.
-	if !asked && unchanged(ctx, spec.RunbookName) {
+	if !asked && unchanged(ctx, name) {
 		return experimental.Recorded(), nil
 	}
 	a, err := connect(ctx)
@@ -169,11 +172,62 @@ func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result,
 		return nil, err
 	}
 	a.own = own
+	if quick {
+		notes, converged, err := a.quickReconcile(&q, name)
+		if err != nil {
+			return nil, invalidspec.WithReason(err)
+		}
+		if converged {
+			return &pdk.Result{Notes: notes}, nil
+		}
+		if err := decodeSpec(req, &spec); err != nil {
+			return nil, err
+		}
+	}
 	notes, err := reconcile(a, spec)
 	if err != nil {
 		return nil, invalidspec.WithReason(err)
 	}
 	return &pdk.Result{Notes: notes}, nil
+}
+
+// decodeSpec decodes and checks the CR's spec. An invalid spec costs no request, as in the
+// original: it is refused before the memo's check reads the runbook and before the group's
+// microversion is discovered.
+func decodeSpec(req *pdk.ReconcileRequest, spec *Spec) error {
+	if err := req.DecodeSpec(spec); err != nil {
+		return pdk.WithReason(invalidspec.Reason, err)
+	}
+	if err := spec.check(); err != nil {
+		return invalidspec.WithReason(err)
+	}
+	return nil
+}
+
+// quickReconcile reads what Ironic holds for the runbook named name as the full path would
+// (source) and reports whether the quick check finds it converged, with the notes the full path
+// would give it. Otherwise the runbook it read by GET is left for the full path, which so sends no
+// second request.
+func (a api) quickReconcile(q *quickSpec, name string) (notes []string, converged bool, err error) {
+	withTraits := a.traitsSupported()
+	// Below traitsVersion the full path refuses any other name before it reads the runbook.
+	if a.known == nil || (!withTraits && !isTraitName(name)) {
+		return nil, false, nil
+	}
+	raw, wrote, got, err := a.source(name)
+	if err != nil {
+		return nil, false, err
+	}
+	if !wrote && raw != nil && quickConverged(q, raw, a.own.Own, withTraits) {
+		if !withTraits {
+			notes = versionNotes(nil, a.ver, q.traitList(), len(q.description) > 0)
+		}
+		return notes, true, nil
+	}
+	if got {
+		a.known.fetched = &fetchedRunbook{name: name, raw: raw}
+	}
+	return nil, false, nil
 }
 
 // unchanged asks the host's convergence memo whether this CR can be reported as last time
@@ -212,22 +266,30 @@ func unchanged(ctx *pdk.Context, name string) bool {
 // runbook. Anything else (the group has not listed yet, the runbook is not listed or was written
 // or read by GET this pass) takes the full path, so an invalid spec still costs no request.
 // asked says the memo was asked (and missed when hit is false).
-func recordedEarly(ctx *pdk.Context, req *pdk.ReconcileRequest) (hit, asked bool) {
+func recordedEarly(ctx *pdk.Context, req *pdk.ReconcileRequest, q *quickSpec, quick bool) (hit, asked bool) {
 	known, _ := ctx.Cache()[catalogKey].(*catalog)
 	if known == nil || known.listed == nil || known.fetched != nil {
 		return false, false
 	}
-	var named struct {
-		RunbookName string `json:"runbookName"`
+	// A spec the quick check read has its name at hand (the decode would find the same).
+	name := string(q.name)
+	if !quick {
+		var named struct {
+			RunbookName string `json:"runbookName"`
+		}
+		if experimental.DecodeJSON(req.Spec, &named) != nil {
+			return false, false
+		}
+		name = named.RunbookName
 	}
-	if experimental.DecodeJSON(req.Spec, &named) != nil || named.RunbookName == "" {
+	if name == "" {
 		return false, false
 	}
 	a, err := connect(ctx)
 	if err != nil {
 		return false, false
 	}
-	evidence := a.heldEvidence(named.RunbookName)
+	evidence := a.heldEvidence(name)
 	if evidence == nil {
 		return false, false
 	}

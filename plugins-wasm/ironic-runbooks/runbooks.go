@@ -453,14 +453,7 @@ func reconcile(a api, s Spec) ([]string, error) {
 		}
 		wrote = wrote || set
 	} else {
-		if len(s.Traits) > 0 {
-			notes = append(notes, fmt.Sprintf("traits %s are not applied: Ironic offers API %s and runbook traits need %s",
-				strings.Join(sortedCopy(s.Traits), ", "), a.ver, traitsVersion))
-		}
-		if s.Description != "" {
-			notes = append(notes, fmt.Sprintf("description is not applied: Ironic offers API %s and runbook descriptions need %s",
-				a.ver, traitsVersion))
-		}
+		notes = versionNotes(notes, a.ver, s.Traits, s.Description != "")
 	}
 	if wrote {
 		a.remember(cur)
@@ -472,6 +465,20 @@ func reconcile(a api, s Spec) ([]string, error) {
 			"set spec.owner to a project id or spec.public to true")
 	}
 	return notes, nil
+}
+
+// versionNotes appends the notes of a spec whose traits or description Ironic at ver (older than
+// traitsVersion) cannot apply: both paths of a converged CR give them (quick.go).
+func versionNotes(notes []string, ver pdk.APIVersion, traits []string, description bool) []string {
+	if len(traits) > 0 {
+		notes = append(notes, "traits "+strings.Join(sortedCopy(traits), ", ")+" are not applied: Ironic offers API "+ver.String()+
+			" and runbook traits need "+traitsVersion.String())
+	}
+	if description {
+		notes = append(notes, "description is not applied: Ironic offers API "+ver.String()+" and runbook descriptions need "+
+			traitsVersion.String())
+	}
+	return notes
 }
 
 func (a api) create(s Spec, steps []step) (*runbook, error) {
