@@ -1,6 +1,7 @@
 package pdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -173,13 +174,24 @@ func skipValue(b []byte, i int) (int, error) {
 
 // skipString returns the index after the string starting at the quote b[i].
 func skipString(b []byte, i int) (int, error) {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, nil
+	start := i + 1
+	for i = start; i < len(b); {
+		// IndexByte is a loop of the runtime's own (assembly, for wasm too): in the sandbox a
+		// Go loop pays a termination check per byte, and a spec is mostly strings.
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			break
 		}
+		end := i + j
+		// Escaped when an odd number of backslashes precede it.
+		n := 0
+		for k := end - 1; k >= start && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return end + 1, nil
+		}
+		i = end + 1
 	}
 	return 0, errUnexpected
 }
