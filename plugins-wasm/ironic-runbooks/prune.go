@@ -39,11 +39,16 @@ func (a api) listRaw() error {
 				Name   string          `json:"name"`
 				Traits json.RawMessage `json:"traits"`
 			}
-			if err := experimental.DecodeJSON(raw, &rb); err != nil {
-				return fmt.Errorf("item %d: %w", i, err)
+			l := listedRunbook{}
+			if name, traits, ok := listedName(raw); ok {
+				rb.Name, l.traits = string(name), traits
+			} else {
+				if err := experimental.DecodeJSON(raw, &rb); err != nil {
+					return fmt.Errorf("item %d: %w", i, err)
+				}
+				l.traits = rb.Traits != nil && string(rb.Traits) != "null"
 			}
 			i++
-			l := listedRunbook{traits: rb.Traits != nil && string(rb.Traits) != "null"}
 			c.kept -= len(c.listed[rb.Name].raw)
 			if c.kept+len(raw) <= c.keepBytes {
 				l.raw, c.kept = raw, c.kept+len(raw)

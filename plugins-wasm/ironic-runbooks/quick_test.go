@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -123,6 +124,10 @@ func FuzzQuickCheck(f *testing.F) {
 		f.Add(spec, rb, tc.max == "1.96")
 	}
 	f.Fuzz(func(t *testing.T, spec, rb string, old bool) {
+		// The host sends a spec as valid JSON, and the PDK reads Ironic's answer as JSON.
+		if !json.Valid([]byte(spec)) {
+			return
+		}
 		max := ""
 		if old {
 			max = "1.96"
@@ -216,4 +221,61 @@ func TestAConvergedCRIsDecidedWithoutDecodingItsSpec(t *testing.T) {
 		}
 	})
 	assert.Less(t, allocs, 120.0, "allocations of one converged CR")
+}
+
+// listedName reads a listed runbook's name and traits as the decode it spares does, or leaves
+// the runbook to that decode.
+func TestListedNameReadsWhatTheDecodeWould(t *testing.T) {
+	for _, tc := range []struct {
+		item   string
+		quick  bool
+		name   string
+		traits bool
+	}{
+		{item: quickRunbookText, quick: true, name: "CUSTOM_SITE_FW_1", traits: true},
+		{item: `{"uuid":"u","name":"A","traits":null}`, quick: true, name: "A"},
+		{item: `{"uuid":"u","name":"A"}`, quick: true, name: "A"},
+		{item: `{"name" : "A" , "traits" : [ ] }`, quick: true, name: "A", traits: true},
+		{item: `{"name":"\u0041"}`},
+		{item: `{"Name":"A"}`},
+		{item: `{"name":"A","NAME":"B"}`},
+		{item: `{"name":"A","name":"B"}`},
+		{item: `{"name":"A","Traits":[]}`},
+		{item: `{"uuid":"u"}`},
+		{item: `{"name":null}`},
+	} {
+		name, traits, ok := listedName([]byte(tc.item))
+		assert.Equal(t, tc.quick, ok, tc.item)
+		if ok {
+			assert.Equal(t, tc.name, string(name), tc.item)
+			assert.Equal(t, tc.traits, traits, tc.item)
+		}
+		requireListedNameAgrees(t, tc.item)
+	}
+}
+
+func FuzzListedName(f *testing.F) {
+	for _, s := range []string{quickRunbookText, `{"name":"A","traits":null}`, `{"name":"A","Traits":[1]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, item string) {
+		// A page's items are valid JSON: the PDK's decode of the page checks them.
+		if json.Valid([]byte(item)) {
+			requireListedNameAgrees(t, item)
+		}
+	})
+}
+
+func requireListedNameAgrees(t *testing.T, item string) {
+	name, traits, ok := listedName([]byte(item))
+	if !ok {
+		return
+	}
+	var rb struct {
+		Name   string          `json:"name"`
+		Traits json.RawMessage `json:"traits"`
+	}
+	require.NoError(t, experimental.DecodeJSON([]byte(item), &rb), item)
+	require.Equal(t, rb.Name, string(name), item)
+	require.Equal(t, rb.Traits != nil && string(rb.Traits) != "null", traits, item)
 }
