@@ -143,3 +143,46 @@ func TestTheFirstGroupConnectsWhileThePluginLoads(t *testing.T) {
 		})
 	}
 }
+
+// The plan and the connection's set-up are built beside the load, not before it: the module's
+// compile starts at once (with 1,000 CRs the plan took as long as the compile). Here the
+// connector's set-up, which follows the plan, waits for the load to return; a run that built
+// the plan before loading would wait for ever (the test gives it ten seconds).
+func TestThePlanIsBuiltWhileThePluginLoads(t *testing.T) {
+	widgets := plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets"}
+	h := newHarness(t)
+	h.enable().contexts(syncOf(widget("a")))
+	h.srv.Put(kubetest.ObjectPath("example.openstack-sync.io", "v1alpha1", "widgets", "ns", "a"), widget("a"))
+	loaded := make(chan struct{})
+	var mu sync.Mutex
+	var waited []bool
+	code := h.mainWith(func(d *hook.Deps) {
+		d.NewConnector = func(hook.SecretReader, hook.ConnectorOptions, *slog.Logger) plugin.Connector {
+			timer := time.NewTimer(10 * time.Second)
+			defer timer.Stop()
+			select {
+			case <-loaded:
+				mu.Lock()
+				waited = append(waited, false)
+				mu.Unlock()
+			case <-timer.C:
+				mu.Lock()
+				waited = append(waited, true)
+				mu.Unlock()
+			}
+			return h.conn
+		}
+		load := d.LoadPlugin
+		d.LoadPlugin = func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
+			require.NotNil(t, o.KnownMetadata)
+			o.KnownMetadata(widgets)
+			defer close(loaded)
+			return load(ctx, path, o)
+		}
+	}, "--plugin", "widgets.wasm")
+	assert.Equal(t, 0, code, h.stderr.String())
+	assert.Contains(t, h.stderr.String(), `msg="Finished reconciling" plugin=widgets kind=Widget`)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []bool{false}, waited, "one connector, set up ahead, once the load had returned")
+}

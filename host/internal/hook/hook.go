@@ -311,11 +311,14 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 	if replayed {
 		return code
 	}
-	// While the module compiles, the first credential group connects (docs/contract.md,
-	// Decision 16): ahead holds that work when the loader told the metadata early.
-	var early *ahead
-	defer func() { early.wait() }()
-	known := func(m plugin.Metadata) { early = prepareAhead(ctx, deps, f, m, contexts, kube, obs, lookupEnv, root) }
+	// While the module compiles, the plan is built and the first credential group connects
+	// (docs/contract.md, Decision 16): ahead holds that work when the loader told the metadata
+	// early.
+	var pending *pendingAhead
+	defer func() { pending.wait() }()
+	known := func(m plugin.Metadata) {
+		pending = startAhead(func() *ahead { return prepareAhead(ctx, deps, f, m, contexts, kube, obs, lookupEnv, root) })
+	}
 	if rr != nil && rr.attempted {
 		// The replay's attempt connected the groups already.
 		known = nil
@@ -329,6 +332,7 @@ func run(ctx context.Context, deps Deps, f flags, lookupEnv hookenv.LookupFunc, 
 		return ExitFail
 	}
 	defer closePlugin(ctx, p, log)
+	early := pending.result()
 	log = root.With("plugin", meta.Name)
 	obs.plugin = meta.Name
 	if early != nil && !early.meta.Equal(meta) {
