@@ -2,7 +2,9 @@ package hook
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"github.com/openstack-sync/openstack-sync/host/internal/bindingctx"
@@ -80,12 +82,20 @@ func (a *ahead) wait() {
 type pendingAhead struct {
 	done  chan struct{}
 	ahead *ahead
+	// panicked is what prepare panicked with, raised again by result on the run's goroutine,
+	// where Main turns it into the run's logged failure (docs/contract.md §1.6).
+	panicked error
 }
 
 func startAhead(prepare func() *ahead) *pendingAhead {
 	p := &pendingAhead{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		defer func() {
+			if r := recover(); r != nil {
+				p.panicked = fmt.Errorf("preparing the run beside the load: %T: %v\n%s", r, r, debug.Stack())
+			}
+		}()
 		p.ahead = prepare()
 	}()
 	return p
@@ -97,6 +107,10 @@ func (p *pendingAhead) result() *ahead {
 		return nil
 	}
 	<-p.done
+	if err := p.panicked; err != nil {
+		p.panicked = nil // raised once; the run's deferred wait then finds nothing
+		panic(err)
+	}
 	return p.ahead
 }
 

@@ -186,3 +186,25 @@ func TestThePlanIsBuiltWhileThePluginLoads(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, []bool{false}, waited, "one connector, set up ahead, once the load had returned")
 }
+
+// A panic while the run is prepared beside the load is the run's logged failure, as a panic
+// anywhere else in the run is (docs/contract.md §1.6), not a crash of the process.
+func TestAPanicAheadIsTheRunsFailure(t *testing.T) {
+	widgets := plugin.Metadata{Name: "widgets", Noun: "widget", EnvPrefix: "WIDGET", BindingName: "widgets"}
+	h := newHarness(t)
+	h.enable().contexts(syncOf(widget("a")))
+	code := h.mainWith(func(d *hook.Deps) {
+		d.NewConnector = func(hook.SecretReader, hook.ConnectorOptions, *slog.Logger) plugin.Connector {
+			panic("connector set-up failed")
+		}
+		load := d.LoadPlugin
+		d.LoadPlugin = func(ctx context.Context, path string, o hook.LoadOptions) (plugin.Plugin, error) {
+			o.KnownMetadata(widgets)
+			return load(ctx, path, o)
+		}
+	}, "--plugin", "widgets.wasm")
+	assert.Equal(t, hook.ExitFail, code)
+	assert.Contains(t, h.stderr.String(), "hook failed: ")
+	assert.Contains(t, h.stderr.String(), "preparing the run beside the load: string: connector set-up failed")
+	assert.NotContains(t, h.stderr.String(), "Found CRs to reconcile", "nothing reconciled")
+}
