@@ -147,7 +147,7 @@ func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result,
 	// decode waits until the quick check has had its say.
 	var q quickSpec
 	quick := parseQuickSpec(req.Spec, &q)
-	hit, asked := recordedEarly(ctx, req, &q, quick)
+	hit, asked, early := recordedEarly(ctx, req, &q, quick)
 	if hit {
 		return experimental.Recorded(), nil
 	}
@@ -167,9 +167,12 @@ func reconcileRunbook(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result,
 	if !asked && unchanged(ctx, name) {
 		return experimental.Recorded(), nil
 	}
-	a, err := connect(ctx)
-	if err != nil {
-		return nil, err
+	// The early check's connection, when it made one: the same group, version and catalog.
+	a := early
+	if a.svc == nil {
+		if a, err = connect(ctx); err != nil {
+			return nil, err
+		}
 	}
 	a.own = own
 	if quick {
@@ -265,11 +268,12 @@ func unchanged(ctx *pdk.Context, name string) bool {
 // the name is decoded, to find the evidence; the evidence is what unchanged gives for the same
 // runbook. Anything else (the group has not listed yet, the runbook is not listed or was written
 // or read by GET this pass) takes the full path, so an invalid spec still costs no request.
-// asked says the memo was asked (and missed when hit is false).
-func recordedEarly(ctx *pdk.Context, req *pdk.ReconcileRequest, q *quickSpec, quick bool) (hit, asked bool) {
+// asked says the memo was asked (and missed when hit is false); a is the connection it made, for
+// the reconcile after a miss.
+func recordedEarly(ctx *pdk.Context, req *pdk.ReconcileRequest, q *quickSpec, quick bool) (hit, asked bool, a api) {
 	known, _ := ctx.Cache()[catalogKey].(*catalog)
 	if known == nil || known.listed == nil || known.fetched != nil {
-		return false, false
+		return false, false, api{}
 	}
 	// A spec the quick check read has its name at hand (the decode would find the same).
 	name := string(q.name)
@@ -278,22 +282,22 @@ func recordedEarly(ctx *pdk.Context, req *pdk.ReconcileRequest, q *quickSpec, qu
 			RunbookName string `json:"runbookName"`
 		}
 		if experimental.DecodeJSON(req.Spec, &named) != nil {
-			return false, false
+			return false, false, api{}
 		}
 		name = named.RunbookName
 	}
 	if name == "" {
-		return false, false
+		return false, false, api{}
 	}
 	a, err := connect(ctx)
 	if err != nil {
-		return false, false
+		return false, false, api{}
 	}
 	evidence := a.heldEvidence(name)
 	if evidence == nil {
-		return false, false
+		return false, false, a
 	}
-	return experimental.Unchanged(ctx, evidence, []byte(a.ver.String())), true
+	return experimental.Unchanged(ctx, evidence, []byte(a.ver.String())), true, a
 }
 
 func pruneCR(ctx *pdk.Context, req *pdk.PruneRequest) error {
