@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -220,15 +221,18 @@ func TestASpinningGuestIsStoppedByTheSupervisor(t *testing.T) {
 	pdkmock, initloop := mockGuest(t, "pdkmock"), mockGuest(t, "initloop")
 	cacheDir := t.TempDir()
 	cases := []struct {
-		name    string
-		plugin  string
-		env     []string
-		entry   []string
+		name   string
+		plugin string
+		env    []string
+		entry  []string
+		// timeout is the call's deadline; the overrun line says how much of it was left when
+		// the guest code began, a few milliseconds less on a loaded machine.
+		timeout time.Duration
 		code    int
 		rerun   bool
 		outcome func(t *testing.T, f *hookFixture, out string)
 	}{
-		{name: "spinning in reconcile", plugin: pdkmock, entry: []string{"entry=reconcile", "cr=ns/a-spin", "timeout=1s"}, code: 1, rerun: true,
+		{name: "spinning in reconcile", plugin: pdkmock, entry: []string{"entry=reconcile", "cr=ns/a-spin"}, timeout: time.Second, code: 1, rerun: true,
 			outcome: func(t *testing.T, f *hookFixture, out string) {
 				bad := f.ready(t, "a-spin")
 				require.NotNil(t, bad, "the spinning CR has a status")
@@ -253,7 +257,7 @@ func TestASpinningGuestIsStoppedByTheSupervisor(t *testing.T) {
 				assert.False(t, f.childRan(), "no child process")
 				assert.Contains(t, f.ready(t, "a-spin")["message"], "timeout: did not finish within 1s")
 			}},
-		{name: "spinning in _initialize", plugin: initloop, entry: []string{"plugin=initloop entry=_initialize timeout=10s"}, code: 1, rerun: true,
+		{name: "spinning in _initialize", plugin: initloop, entry: []string{"plugin=initloop entry=_initialize"}, timeout: 10 * time.Second, code: 1, rerun: true,
 			outcome: func(t *testing.T, f *hookFixture, out string) {
 				assert.Contains(t, out, `initloop\" _initialize: timeout: did not finish within 10s`,
 					"the rerun stops the start at its deadline, and names the deadline a start gets")
@@ -277,6 +281,11 @@ func TestASpinningGuestIsStoppedByTheSupervisor(t *testing.T) {
 				for _, attr := range c.entry {
 					assert.Contains(t, out.String(), attr)
 				}
+				m := regexp.MustCompile(`overran its deadline; .* timeout=(\S+)`).FindStringSubmatch(out.String())
+				require.NotNil(t, m, "the overrun line names the call's timeout")
+				left, err := time.ParseDuration(m[1])
+				require.NoError(t, err)
+				assert.True(t, left <= c.timeout && left > c.timeout-c.timeout/10, "timeout=%s for a %s deadline", left, c.timeout)
 				assert.Contains(t, out.String(), "later runs of this module keep termination checks on")
 			} else {
 				assert.NotContains(t, out.String(), "overran its deadline")
