@@ -57,56 +57,39 @@ type quickStep struct {
 // cannot compare.
 func parseQuickSpec(b []byte, q *quickSpec) bool {
 	s := jscan{b: b}
-	var seen uint
-	if !s.consume('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		key, more, ok := s.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
-		var bit uint
+	_, ok := s.object(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "runbookName":
-			bit = 1
 			q.name, ok = s.plainString()
+			return 1, ok
 		case "description":
-			bit = 2
 			q.description, ok = s.stringOrNull()
+			return 2, ok
 		case "owner":
-			bit = 4
 			q.owner, ok = s.stringOrNull()
+			return 4, ok
 		case "public":
-			bit = 8
 			q.public, ok = s.boolOrNull()
+			return 8, ok
 		case "disableRamdisk":
-			bit = 16
 			q.disableRamdisk, ok = s.boolOrNull()
+			return 16, ok
 		case "traits":
-			bit = 32
 			q.traits, ok = s.plainStringsOrNull()
+			return 32, ok
 		case "steps":
-			bit = 64
 			q.nsteps, ok = s.steps(&q.steps, true)
+			return 64, ok
 		case "extra":
-			bit = 128
 			q.extra, ok = s.objectOrNull(true)
-		default:
-			// The strict decode refuses it, or matches it to a member in another case.
-			return false
+			return 128, ok
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-	}
+		// The strict decode refuses it, or matches it to a member in another case.
+		return 0, false
+	})
 	s.space()
 	// validate and desiredSteps: a name, not both public and owned, at least one step.
-	return s.i == len(s.b) && len(q.name) > 0 && !(q.public && len(q.owner) > 0) && q.nsteps > 0
+	return ok && s.i == len(s.b) && len(q.name) > 0 && !(q.public && len(q.owner) > 0) && q.nsteps > 0
 }
 
 // steps reads an array of steps into out: a spec's (desired: a map in which any member but the
@@ -138,41 +121,27 @@ func (s *jscan) steps(out *[quickMaxSteps]quickStep, desired bool) (int, bool) {
 var stepFields = []string{"interface", "step", "order", "args"}
 
 func (s *jscan) step(st *quickStep, desired bool) bool {
-	if !s.consume('{') {
-		return false
-	}
-	var seen uint
-	for first := true; ; first = false {
-		key, more, ok := s.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
-		var bit uint
+	seen, ok := s.object(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "interface":
-			bit = 1
 			st.iface, ok = s.plainString()
+			return 1, ok
 		case "step":
-			bit = 2
 			st.name, ok = s.plainString()
+			return 2, ok
 		case "order":
-			bit = 4
 			st.order, ok = s.order(desired)
+			return 4, ok
 		case "args":
-			bit = 8
 			st.args, ok = s.objectOrNull(desired)
-		default:
-			// A map keeps any other member apart; a struct decode might take it for a field
-			// in another case.
-			ok = (desired && s.value(0)) || (!desired && !foldsTo(key, stepFields) && s.skip())
+			return 8, ok
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
+		// A map keeps any other member apart; a struct decode might take it for a field in
+		// another case.
+		return 0, (desired && s.value(0)) || (!desired && !foldsTo(key, stepFields) && s.skip())
+	})
+	if !ok {
+		return false
 	}
 	if !desired {
 		return len(st.iface) > 0 && len(st.name) > 0
@@ -204,57 +173,40 @@ var runbookFields = []string{"uuid", "name", "steps", "disable_ramdisk", "public
 // parseQuickRunbook reads Ironic's runbook as the full path's lax decode would, or reports false.
 func parseQuickRunbook(b []byte, r *quickRunbook) bool {
 	s := jscan{b: b}
-	if !s.consume('{') {
-		return false
-	}
-	var seen uint
-	for first := true; ; first = false {
-		key, more, ok := s.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
-		var bit uint
+	_, ok := s.object(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "uuid":
-			bit = 1
 			_, ok = s.anyStringOrNull()
+			return 1, ok
 		case "name":
-			bit = 2
 			_, ok = s.anyStringOrNull()
+			return 2, ok
 		case "steps":
-			bit = 4
 			r.nsteps, ok = s.steps(&r.steps, false)
+			return 4, ok
 		case "disable_ramdisk":
-			bit = 8
 			r.disableRamdisk, ok = s.boolOrNull()
+			return 8, ok
 		case "public":
-			bit = 16
 			r.public, ok = s.boolOrNull()
+			return 16, ok
 		case "owner":
-			bit = 32
 			r.owner, ok = s.anyStringOrNull()
+			return 32, ok
 		case "extra":
-			bit = 64
 			r.extra, ok = s.objectOrNull(false)
+			return 64, ok
 		case "description":
-			bit = 128
 			r.description, ok = s.anyStringOrNull()
+			return 128, ok
 		case "traits":
-			bit = 256
 			r.traits, ok = s.stringsOrNull()
-		default:
-			ok = !foldsTo(key, runbookFields) && s.skip()
+			return 256, ok
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-	}
+		return 0, !foldsTo(key, runbookFields) && s.skip()
+	})
 	s.space()
-	return s.i == len(s.b)
+	return ok && s.i == len(s.b)
 }
 
 // quickConverged reports whether Ironic's runbook rb (its JSON) already is what spec q asks for,
@@ -611,6 +563,30 @@ func (s *jscan) literal(lit string) bool {
 	return false
 }
 
+// object reads an object, each member's value by read, which returns the member's bit (0 for one
+// that may come more than once) and whether it could read it. It reports the bits seen, and false
+// for a member read could not read or a bit seen twice (a key twice, which the decode would read
+// as the last).
+func (s *jscan) object(read func(key []byte) (bit uint, ok bool)) (seen uint, ok bool) {
+	if !s.consume('{') {
+		return 0, false
+	}
+	for first := true; ; first = false {
+		key, more, ok := s.member(first)
+		if !ok {
+			return 0, false
+		}
+		if !more {
+			return seen, true
+		}
+		bit, ok := read(key)
+		if !ok || seen&bit != 0 {
+			return 0, false
+		}
+		seen |= bit
+	}
+}
+
 // member moves to the next member of an object whose '{' was read and returns its key (printable
 // ASCII without escapes), the scanner after the ':'; more is false at the closing '}'.
 func (s *jscan) member(first bool) (key []byte, more, ok bool) {
@@ -900,37 +876,22 @@ func (s *jscan) skip() bool {
 // pass over the rest of each one, its strings a byte at a time, was a tenth of a converged pass.
 func listedName(raw []byte) (name []byte, traits, ok bool) {
 	s := jscan{b: raw}
-	if !s.consume('{') {
-		return nil, false, false
-	}
-	var seen uint
-	for first := true; ; first = false {
-		key, more, ok := s.member(first)
-		if !ok {
-			return nil, false, false
-		}
-		if !more {
-			break
-		}
-		var bit uint
+	seen, ok := s.object(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "name":
-			bit = 1
 			name, ok = s.plainString()
+			return 1, ok
 		case "traits":
-			bit = 2
 			traits = !s.isNull()
-			ok = !traits || s.skip()
-		default:
-			ok = !foldsTo(key, listedFields) && s.skip()
+			return 2, !traits || s.skip()
 		}
-		if !ok || seen&bit != 0 {
-			return nil, false, false
-		}
-		seen |= bit
-	}
+		return 0, !foldsTo(key, listedFields) && s.skip()
+	})
 	s.space()
-	return name, traits, s.i == len(s.b) && seen&1 != 0
+	if !ok || s.i != len(s.b) || seen&1 == 0 {
+		return nil, false, false
+	}
+	return name, traits, true
 }
 
 var listedFields = []string{"name", "traits"}
