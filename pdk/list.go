@@ -8,9 +8,11 @@ import (
 	"strings"
 )
 
-// PageSize is the page length the list helpers ask for: big enough that a typical cloud answers
-// in one page, small enough to bound one response (the guest decodes JSON far slower than a
-// native program).
+// PageSize is the page length the list helpers ask for unless the query names one: big enough
+// that a typical cloud answers in one page, small enough to bound one response (the guest decodes
+// JSON far slower than a native program). A plugin that reads a large collection with little
+// kept per item MAY ask for larger pages with a limit in its query (Ironic's and Neutron's
+// default maximum is 1000; a service that caps a page below it still links the next one).
 const PageSize = 100
 
 // Link is one entry of a Neutron "<collection>_links" list.
@@ -21,8 +23,8 @@ type Link struct {
 
 // ListNeutron reads every item of a Neutron collection at path (its JSON key is key, e.g.
 // "flavors"), following the "<key>_links" next link by marker pagination: the marker is the id
-// of a page's last item, which id returns. query is sent with every page (limit and marker are
-// set here). A Neutron with pagination disabled ignores limit and answers everything in one page
+// of a page's last item, which id returns. query is sent with every page (marker is set here,
+// and limit to PageSize unless query has one). A Neutron with pagination disabled ignores limit and answers everything in one page
 // without links, which ends the loop too.
 func ListNeutron[T any](c *ServiceClient, path, key string, query url.Values, id func(*T) string) ([]T, error) {
 	return collect(c, path, key, query, id, false)
@@ -93,7 +95,9 @@ func paginate[T any](c *ServiceClient, path, key string, query url.Values, id fu
 		for k, v := range query {
 			q[k] = append([]string(nil), v...)
 		}
-		q.Set("limit", strconv.Itoa(PageSize))
+		if q.Get("limit") == "" {
+			q.Set("limit", strconv.Itoa(PageSize))
+		}
 		if marker != "" {
 			q.Set("marker", marker)
 		}

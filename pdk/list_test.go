@@ -3,6 +3,7 @@ package pdk_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strconv"
 	"testing"
@@ -58,13 +59,16 @@ func TestListFollowsNextLinks(t *testing.T) {
 		n, size int
 		ironic  bool
 		calls   []string
+		limit   string
 	}{
-		{"neutron, one page", 3, 100, false, []string{"GET v2.0/things?fields=id&limit=100"}},
+		{"neutron, one page", 3, 100, false, []string{"GET v2.0/things?fields=id&limit=100"}, ""},
 		{"neutron, pages", 7, 3, false, []string{"GET v2.0/things?fields=id&limit=100",
-			"GET v2.0/things?fields=id&limit=100&marker=id-2", "GET v2.0/things?fields=id&limit=100&marker=id-5"}},
-		{"neutron, empty", 0, 3, false, []string{"GET v2.0/things?fields=id&limit=100"}},
+			"GET v2.0/things?fields=id&limit=100&marker=id-2", "GET v2.0/things?fields=id&limit=100&marker=id-5"}, ""},
+		{"neutron, empty", 0, 3, false, []string{"GET v2.0/things?fields=id&limit=100"}, ""},
 		{"ironic, short pages are not the end", 5, 2, true, []string{"GET v2.0/things?fields=id&limit=100",
-			"GET v2.0/things?fields=id&limit=100&marker=id-1", "GET v2.0/things?fields=id&limit=100&marker=id-3"}},
+			"GET v2.0/things?fields=id&limit=100&marker=id-1", "GET v2.0/things?fields=id&limit=100&marker=id-3"}, ""},
+		{"the caller's limit is kept", 5, 3, true, []string{"GET v2.0/things?fields=id&limit=1000",
+			"GET v2.0/things?fields=id&limit=1000&marker=id-2"}, "1000"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +80,10 @@ func TestListFollowsNextLinks(t *testing.T) {
 				list, id = pdk.ListIronic[item], itemUUID
 			}
 			query := url.Values{"fields": {"id"}}
+			if tc.limit != "" {
+				query.Set("limit", tc.limit)
+			}
+			want := maps.Clone(query)
 			items, err := list(c, "v2.0/things", "things", query, id)
 			require.NoError(t, err)
 			assert.Len(t, items, tc.n)
@@ -83,7 +91,7 @@ func TestListFollowsNextLinks(t *testing.T) {
 				assert.Equal(t, fmt.Sprintf("id-%d", i), it.ID)
 			}
 			assert.Equal(t, tc.calls, pdktest.Of(t, ctx).Lines())
-			assert.Equal(t, url.Values{"fields": {"id"}}, query, "the caller's query is not changed")
+			assert.Equal(t, want, query, "the caller's query is not changed")
 		})
 	}
 }
