@@ -6,12 +6,13 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
 // convergedGroup builds n converged runbooks as a real Ironic answers them (timestamps, links,
 // three steps with arguments) and the reconcile inputs the host sends for their CRs (spec and the
-// status the previous run wrote). The list is answered in pages of listPage, each full page
+// status the previous run wrote). The list is answered in pages of pdk.PageSize, each full page
 // with a "next" link as the whole-hook benchmark's cloud writes it (Go's encoder escapes its "&").
 func convergedGroup(n int) (*bench.Replay, [][]byte) {
 	h := &bench.Replay{Bodies: map[string][]byte{"GET /": []byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1","links":[{"href":"http://ironic/v1/","rel":"self"}]}],"default_version":{"id":"v1","version":"1.112","min_version":"1.1","status":"CURRENT"}}`)}}
@@ -35,9 +36,8 @@ func convergedGroup(n int) (*bench.Replay, [][]byte) {
 			i, i, name, name))
 	}
 	marker := ""
-	size, _ := strconv.Atoi(listPage)
-	for start := 0; ; start += size {
-		page := items[min(start, len(items)):min(start+size, len(items))]
+	for start := 0; ; start += pdk.PageSize {
+		page := items[min(start, len(items)):min(start+pdk.PageSize, len(items))]
 		body := []byte(`{"runbooks":[`)
 		for j, it := range page {
 			if j > 0 {
@@ -47,12 +47,12 @@ func convergedGroup(n int) (*bench.Replay, [][]byte) {
 		}
 		body = append(body, ']')
 		last := ""
-		if len(page) == size {
+		if len(page) == pdk.PageSize {
 			last = fmt.Sprintf("a0000000-0000-4000-8000-%012d", start+len(page)-1)
-			body = fmt.Appendf(body, `,"next":"http://ironic/v1/runbooks?sort_key=id\u0026sort_dir=asc\u0026detail=True\u0026limit=%d\u0026marker=%s"`, size, last)
+			body = fmt.Appendf(body, `,"next":"http://ironic/v1/runbooks?sort_key=id\u0026sort_dir=asc\u0026detail=True\u0026limit=%d\u0026marker=%s"`, pdk.PageSize, last)
 		}
 		body = append(body, '}')
-		q := url.Values{"detail": {"true"}, "limit": {listPage}}
+		q := url.Values{"detail": {"true"}, "limit": {strconv.Itoa(pdk.PageSize)}}
 		if marker != "" {
 			q.Set("marker", marker)
 		}

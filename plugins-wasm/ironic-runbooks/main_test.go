@@ -159,10 +159,10 @@ func TestAGroupListsOnceAfterListAfterGETs(t *testing.T) {
 	for i := range defaultListAfter {
 		want = append(want, fmt.Sprintf("GET v1/runbooks/CUSTOM_GEN_%02d", i))
 	}
-	want = append(want, "GET v1/runbooks?detail=true&limit=1000", // 15 runbooks in pages of 4
-		"GET v1/runbooks?detail=true&limit=1000&marker=c0000000-0000-4000-8000-000000000000",
-		"GET v1/runbooks?detail=true&limit=1000&marker=c0000000-0000-4000-8000-000000000004",
-		"GET v1/runbooks?detail=true&limit=1000&marker=c0000000-0000-4000-8000-000000000008",
+	want = append(want, "GET v1/runbooks?detail=true&limit=100", // 15 runbooks in pages of 4
+		"GET v1/runbooks?detail=true&limit=100&marker=c0000000-0000-4000-8000-000000000000",
+		"GET v1/runbooks?detail=true&limit=100&marker=c0000000-0000-4000-8000-000000000004",
+		"GET v1/runbooks?detail=true&limit=100&marker=c0000000-0000-4000-8000-000000000008",
 		"PATCH v1/runbooks/c0000000-0000-4000-8000-000000000010",
 		"GET v1/runbooks/CUSTOM_NEW", "POST v1/runbooks")
 	assert.Equal(t, want, lines)
@@ -243,7 +243,7 @@ func TestCatalogMiBIsConfigurable(t *testing.T) {
 	assert.Zero(t, c.keepBytes)
 	require.True(t, c.listed["CUSTOM_BIOS_DEFAULTS"].digested, "no JSON kept")
 	assert.Nil(t, c.listed["CUSTOM_BIOS_DEFAULTS"].raw)
-	assert.Equal(t, []string{"GET /", "GET v1/runbooks?detail=true&limit=1000", "GET v1/runbooks/CUSTOM_BIOS_DEFAULTS"},
+	assert.Equal(t, []string{"GET /", "GET v1/runbooks?detail=true&limit=100", "GET v1/runbooks/CUSTOM_BIOS_DEFAULTS"},
 		pdktest.Of(t, ctx).Lines(), "listed, then read by GET for the reconcile")
 
 	_, err = pdktest.Reconcile(fakeHost(t, f, map[string]any{}, map[string]string{"CATALOG_MIB": "-1"}), nil, obj, bios())

@@ -20,11 +20,6 @@ type pruneOutcome struct {
 	Ungrouped []string
 }
 
-// listPage is the page the group's listings ask Ironic for: its default max_limit. Both keep
-// little per runbook (the catalog its budget, the prune a name), and at 20,000 runbooks pages of
-// pdk.PageSize were 402 reads where these are 42, each a round trip and a replay's read.
-const listPage = "1000"
-
 // listRaw reads every runbook into the catalog, a page at a time, following Ironic's "next"
 // links: each one's JSON by name while the catalog keeps less than keepBytes, a digest of it after
 // that. The group's catalog decodes a runbook only when a CR looks it up.
@@ -32,7 +27,7 @@ func (a api) listRaw() error {
 	c := a.known
 	c.listed, c.kept = map[string]listedRunbook{}, 0
 	i := 0
-	err := pdk.EachIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}, "limit": {listPage}}, func(r *json.RawMessage) string {
+	err := pdk.EachIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, func(r *json.RawMessage) string {
 		var id struct {
 			UUID string `json:"uuid"`
 		}
@@ -94,7 +89,7 @@ func prune(a api, desired []Spec, authoritativeEmpty bool) (pruneOutcome, error)
 	// Deleted only once the list is read: Ironic's next page starts after the uuid of the last
 	// runbook of this one, which must still exist.
 	var doomed []listedForPrune
-	err := pdk.EachIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}, "limit": {listPage}}, func(r *listedForPrune) string { return r.UUID },
+	err := pdk.EachIronic(a.svc, runbooksPath, "runbooks", url.Values{"detail": {"true"}}, func(r *listedForPrune) string { return r.UUID },
 		func(page []listedForPrune) error {
 			for _, rb := range page {
 				if rb.Name == "" || want[rb.Name] {

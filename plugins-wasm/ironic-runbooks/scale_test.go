@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/experimental/bench"
 )
 
@@ -35,12 +36,11 @@ func siteRunbook(i int) string {
 		image("nic", "Network_Firmware_23.31.18.10.EXE"), uuid, uuid)
 }
 
-// siteListing answers the list of n site runbooks in pages of the plugin's listPage, as Ironic does.
+// siteListing answers the list of n site runbooks in pages of pdk.PageSize, as Ironic does.
 func siteListing(n int) *bench.Replay {
 	h := &bench.Replay{Bodies: map[string][]byte{"GET /": []byte(`{"versions":[{"id":"v1","status":"CURRENT","version":"1.112","min_version":"1.1"}]}`)}}
-	size, _ := strconv.Atoi(listPage)
-	for start := 0; start < n; start += size {
-		end := min(start+size, n)
+	for start := 0; start < n; start += pdk.PageSize {
+		end := min(start+pdk.PageSize, n)
 		body := []byte(`{"runbooks":[`)
 		for i := start; i < end; i++ {
 			if i > start {
@@ -50,10 +50,10 @@ func siteListing(n int) *bench.Replay {
 		}
 		body = append(body, ']')
 		if end < n {
-			body = fmt.Appendf(body, `,"next":"http://ironic/v1/runbooks?detail=True\u0026limit=%d\u0026marker=b0000000-0000-4000-8000-%012d"`, size, end-1)
+			body = fmt.Appendf(body, `,"next":"http://ironic/v1/runbooks?detail=True\u0026limit=%d\u0026marker=b0000000-0000-4000-8000-%012d"`, pdk.PageSize, end-1)
 		}
 		body = append(body, '}')
-		q := url.Values{"detail": {"true"}, "limit": {listPage}}
+		q := url.Values{"detail": {"true"}, "limit": {strconv.Itoa(pdk.PageSize)}}
 		if start > 0 {
 			q.Set("marker", fmt.Sprintf("b0000000-0000-4000-8000-%012d", start-1))
 		}
