@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -97,33 +96,16 @@ func newHookFixture(t *testing.T, cacheDir string, crs map[string]map[string]any
 }
 
 // command is a hook process of the host under test.
-func (f *hookFixture) command(t *testing.T, plugin string, extraEnv []string, args ...string) (*exec.Cmd, *output) {
+func (f *hookFixture) command(t *testing.T, plugin string, extraEnv []string, args ...string) (*exec.Cmd, *wasmtest.LogBuffer) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(self, append([]string{"hook", "--plugin", plugin}, args...)...)
 	cmd.Env = append(append([]string{}, f.env...), extraEnv...)
-	out := &output{}
+	// A LogBuffer: readable while the process still writes, so that a test giving up on it can
+	// show what it said.
+	out := &wasmtest.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	return cmd, out
-}
-
-// output is a hook process's stdout and stderr, readable while the process still writes, so
-// that a test giving up on a process can show what it said.
-type output struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 // processLimit bounds every hook process of these tests. The slowest (a spin in _initialize,
@@ -137,11 +119,11 @@ const processLimit = 3 * time.Minute
 // output pipe open, and Wait with it.
 type hookProcess struct {
 	cmd  *exec.Cmd
-	out  *output
+	out  *wasmtest.LogBuffer
 	done chan error
 }
 
-func start(t *testing.T, cmd *exec.Cmd, out *output) *hookProcess {
+func start(t *testing.T, cmd *exec.Cmd, out *wasmtest.LogBuffer) *hookProcess {
 	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// The output is a pipe the test copies from: Wait must not outlive the process for a
@@ -183,7 +165,7 @@ func (p *hookProcess) wait(t *testing.T, limit time.Duration) error {
 }
 
 // runHook starts cmd and waits for it within processLimit.
-func runHook(t *testing.T, cmd *exec.Cmd, out *output) error {
+func runHook(t *testing.T, cmd *exec.Cmd, out *wasmtest.LogBuffer) error {
 	t.Helper()
 	return start(t, cmd, out).wait(t, processLimit)
 }
