@@ -342,6 +342,11 @@ func TestDecodeSpecRefusesUnknownFields(t *testing.T) {
 		{`{"name": "a", "nmae": "b"}`, `spec: json: unknown field "nmae"`},
 		{`{"name": 5}`, "spec: json: cannot unmarshal number"},
 		{``, "the CR has no spec"},
+		// A json.Decoder stops after the first value; DecodeSpec must not take what follows it.
+		{`{"name": "a"} {}`, "spec: invalid character '{' after top-level value"},
+		{`null0`, "spec: invalid character '0' after top-level value"},
+		{`{"name": "a"}x`, "spec: invalid character 'x' after top-level value"},
+		{"{\"name\": \"a\"} \n", ""},
 	}
 	for _, c := range cases {
 		req := ReconcileRequest{Spec: json.RawMessage(c.spec)}

@@ -12,7 +12,8 @@ import (
 )
 
 // decodeJSON decodes b into v (a pointer) as json.Unmarshal does; with disallowUnknown, as a
-// json.Decoder with DisallowUnknownFields decoding one value does. Plain JSON (see decodePlain)
+// json.Decoder with DisallowUnknownFields does, and like json.Unmarshal refusing anything after
+// the value (a Decoder alone would take `null0` as null). Plain JSON (see decodePlain)
 // into plain Go types (structs with json tags, strings, bools, numbers, slices, string-keyed maps,
 // pointers, empty interfaces, json.RawMessage) into a zero value is decoded here; everything else, and every
 // error, is encoding/json's to decide. Specs and OpenStack answers are most of what a guest
@@ -29,7 +30,14 @@ func decodeJSON(b []byte, v any, disallowUnknown bool) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if len(bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n")) > 0 {
+		// json.Unmarshal's own words for it, with the offset of what follows the value.
+		return json.Unmarshal(b, new(json.RawMessage))
+	}
+	return nil
 }
 
 // slowDecodes counts the values handed to encoding/json, for tests that hold a plugin's hot path

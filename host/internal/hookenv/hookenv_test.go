@@ -156,6 +156,8 @@ func TestConfigDocumentGolden(t *testing.T) {
 		{env: with(base(), "OPENSTACK_SYNC_SHARD_NAMESPACES", "team-a,Team_B"), err: `OPENSTACK_SYNC_SHARD_NAMESPACES holds "Team_B", which is not a namespace name`},
 		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchLabel": {"shard": "a"}}`),
 			err: `OPENSTACK_SYNC_SHARD_LABEL_SELECTOR must be a label selector as JSON ({"matchLabels": {...}, "matchExpressions": [...]}): json: unknown field "matchLabel"`},
+		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchLabels": {"shard": "a"}}, {"matchLabels": {"shard": "b"}}`),
+			err: `OPENSTACK_SYNC_SHARD_LABEL_SELECTOR must be a label selector as JSON ({"matchLabels": {...}, "matchExpressions": [...]}): invalid character ',' after top-level value`},
 		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{}`), err: "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR selects every CR"},
 		{env: with(base(), "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR", `{"matchExpressions": [{"key": "shard", "operator": "In"}]}`),
 			err: "OPENSTACK_SYNC_SHARD_LABEL_SELECTOR matchExpressions[0] (shard In) needs values"},

@@ -1,8 +1,6 @@
 package hookenv
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,10 +44,8 @@ func LoadShard(lookup LookupFunc, podNamespace string) (*Shard, error) {
 	}
 	s := &Shard{}
 	if sel != "" {
-		dec := json.NewDecoder(bytes.NewReader([]byte(sel)))
-		dec.DisallowUnknownFields()
 		s.LabelSelector = &LabelSelector{}
-		if err := dec.Decode(s.LabelSelector); err != nil {
+		if err := decodeStrict(sel, s.LabelSelector); err != nil {
 			return nil, errorf(selName, "must be a label selector as JSON ({\"matchLabels\": {...}, \"matchExpressions\": [...]}): %v", err)
 		}
 		if err := s.LabelSelector.check(); err != nil {

@@ -63,10 +63,8 @@ func LoadSources(lookup LookupFunc, prefix string) ([]Source, error) {
 	if !ok || strings.TrimSpace(raw) == "" {
 		return nil, nil
 	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
 	var list []Source
-	if err := dec.Decode(&list); err != nil {
+	if err := decodeStrict(raw, &list); err != nil {
 		return nil, errorf(name, "must be a JSON array of {\"name\", \"url\", \"ca\", \"rate\", \"burst\", \"auth\"}: %v", err)
 	}
 	seen := map[[2]string]bool{}

@@ -31,6 +31,8 @@ func TestLoadSources(t *testing.T) {
 				Auth: SourceAuth{Header: "X-Api-Key", Scheme: "none"}},
 				{Name: "nautobot", URL: "http://127.0.0.1:8080", Burst: 1, Auth: SourceAuth{Header: "Authorization", Scheme: "Token"}}}},
 		{name: "not JSON", value: `nautobot=https://x`, err: "X_SOURCES must be a JSON array of"},
+		{name: "two arrays", value: `[{"name":"nautobot","url":"https://x"}] [{"name":"nautobot","url":"https://y"}]`,
+			err: "X_SOURCES must be a JSON array of {\"name\", \"url\", \"ca\", \"rate\", \"burst\", \"auth\"}: invalid character '[' after top-level value"},
 		{name: "unknown key", value: `[{"name":"nautobot","url":"https://x","token":"abc"}]`, err: `unknown field "token"`},
 		{name: "bad name", value: `[{"name":"Nautobot","url":"https://x"}]`, err: `X_SOURCES entry 0 (Nautobot): name "Nautobot" must be a lower-case DNS label`},
 		{name: "no url", value: `[{"name":"nautobot"}]`, err: `X_SOURCES entry 0 (nautobot): url: "" must be an http or https URL`},

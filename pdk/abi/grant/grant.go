@@ -73,7 +73,12 @@ func Parse(data []byte) ([]Grant, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var gs []Grant
-	if err := dec.Decode(&gs); err != nil {
+	err := dec.Decode(&gs)
+	if err == nil && len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
+		// A Decoder stops after one value; what follows it would otherwise be dropped unread.
+		err = json.Unmarshal(data, new(json.RawMessage))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("want a JSON array of {\"service\",\"methods\",\"paths\"}: %w", err)
 	}
 	if gs == nil {

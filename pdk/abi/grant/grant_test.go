@@ -114,6 +114,9 @@ func TestParseRefusesBadGrants(t *testing.T) {
 		"no paths":        `[{"service":"network","methods":["GET"]}]`,
 		"inner **":        `[{"service":"network","methods":["GET"],"paths":["a/**/b"]}]`,
 		"dot-dot pattern": `[{"service":"network","methods":["GET"],"paths":["a/../b"]}]`,
+		// A second array would otherwise be dropped unread.
+		"two arrays":     `[{"service":"network","methods":["GET"],"paths":["a"]}] [{"service":"network","methods":["DELETE"],"paths":["a"]}]`,
+		"trailing comma": `[{"service":"network","methods":["GET"],"paths":["a"]}],`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
