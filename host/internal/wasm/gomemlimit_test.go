@@ -2,28 +2,41 @@ package wasm
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// A Go guest holding more than half its sandbox live must still be able to allocate garbage: its
-// runtime is told the sandbox's size (GOMEMLIMIT), so it collects before its heap goal (twice the
-// live heap) would need more memory than the sandbox gives.
-func TestGoGuestCollectsBeforeItsSandboxIsFull(t *testing.T) {
-	p := loadTest(t, guest(t, "pdkmock"), func() Options {
-		o, _ := testOptions(t)
-		o.MemoryLimitPages = 512 // 32 MiB, the default
-		return o
-	}())
-	ctx := context.Background()
-	cache, err := p.NewCache(ctx)
-	require.NoError(t, err)
-	defer cache.Close(ctx)
-	_, err = p.Reconcile(ctx, &fakeSession{}, cache, crRequest("churn",
-		map[string]any{"action": "churn", "count": 18, "size": 96}))
-	assert.NoError(t, err, "18 MiB live and 96 MiB of garbage fit a 32 MiB sandbox when the guest collects in time")
+// A Go guest's runtime is told the sandbox's size (GOMEMLIMIT, the sandbox less a reserve) and the
+// host's GC percent, so it collects before its heap goal would need more memory than the sandbox
+// gives. The guest reports what its runtime holds, so this fails without either variable; an
+// earlier version churned 96 MiB through a 32 MiB sandbox instead, which GOGC=25 alone made pass
+// and which the runtime's time-based GC CPU limiter made flaky on a loaded machine.
+func TestGoGuestRuntimeKnowsItsSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		pages uint32
+		limit string
+	}{
+		{512, "29360128"}, // 32 MiB, the default, less 4 MiB
+		{1024, "58720256"},
+		{64, strconv.FormatInt(math.MaxInt64, 10)}, // "off": too small to leave room in
+	} {
+		p := loadTest(t, guest(t, "pdkmock"), func() Options {
+			o, _ := testOptions(t)
+			o.MemoryLimitPages = tc.pages
+			return o
+		}())
+		ctx := context.Background()
+		cache, err := p.NewCache(ctx)
+		require.NoError(t, err)
+		res, err := p.Reconcile(ctx, &fakeSession{}, cache, crRequest("gc", map[string]any{"action": "gc-settings"}))
+		require.NoError(t, err, "%d pages", tc.pages)
+		assert.Equal(t, []string{tc.limit, GuestGCPercent}, res.Notes, "%d pages: the guest runtime's memory limit and GC percent", tc.pages)
+		require.NoError(t, cache.Close(ctx))
+	}
 }
 
 // A Go guest's other goroutines run between its calls and its requests: the PDK yields at each. The

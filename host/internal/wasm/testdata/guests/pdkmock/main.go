@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 
@@ -122,24 +122,17 @@ func reconcile(ctx *pdk.Context, req *pdk.ReconcileRequest) (*pdk.Result, error)
 			return nil, fmt.Errorf("will retry later")
 		}
 		return &pdk.Result{}, nil
-	case "churn":
-		// Keeps Count MiB live for the call, then allocates Size MiB of garbage, a MiB at a time:
-		// a guest holding a large list while it decodes the next answer. Go's heap goal is twice
-		// the live heap, so without a memory limit it asks for more than the sandbox has.
-		kept := make([][]byte, 0, s.Count)
-		for range s.Count {
-			kept = append(kept, touch(make([]byte, 1<<20)))
-		}
-		for range s.Size {
-			touch(make([]byte, 1<<20))
-		}
-		runtime.KeepAlive(kept)
-		return &pdk.Result{}, nil
 	case "spawn":
 		// Starts a goroutine and returns at once; "spawned" tells whether it has run since: the
 		// runtime's own goroutines (sweeper, collector workers) are scheduled the same way.
 		go func() { spawned.Store(true) }()
 		return &pdk.Result{}, nil
+	case "gc-settings":
+		// What the guest's runtime was started with: its memory limit and its GC percent.
+		limit := debug.SetMemoryLimit(-1)
+		percent := debug.SetGCPercent(-1)
+		debug.SetGCPercent(percent)
+		return &pdk.Result{Notes: []string{strconv.FormatInt(limit, 10), strconv.Itoa(percent)}}, nil
 	case "spawned":
 		return &pdk.Result{Notes: []string{fmt.Sprint(spawned.Load())}}, nil
 	case "spawn-then-request":
