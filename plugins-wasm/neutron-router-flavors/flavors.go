@@ -58,9 +58,10 @@ const namePattern = `^[A-Za-z0-9._-]+$`
 
 // validName reports whether name matches namePattern. Not a regexp: regexp and regexp/syntax were
 // a tenth of the module's code for two patterns, and the host validates and loads all of it every
-// run (TestNamesAndDriversMatchThePatterns holds both to the patterns).
-func validName(name string) bool {
-	if name == "" {
+// run (TestNamesAndDriversMatchThePatterns holds both to the patterns). Text or bytes: the quick
+// check (quick.go) reads a spec's names in place.
+func validName[T string | []byte](name T) bool {
+	if len(name) == 0 {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
@@ -73,22 +74,22 @@ func validName(name string) bool {
 
 // validDriver reports whether driver is a dotted Python path of at least two identifiers:
 // ^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$.
-func validDriver(driver string) bool {
-	parts := strings.Split(driver, ".")
-	if len(parts) < 2 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || p[0] >= '0' && p[0] <= '9' {
-			return false
-		}
-		for i := 0; i < len(p); i++ {
-			if !identChar(p[i]) {
+func validDriver[T string | []byte](driver T) bool {
+	parts, start := 1, true
+	for i := 0; i < len(driver); i++ {
+		switch c := driver[i]; {
+		case c == '.':
+			if start {
 				return false
 			}
+			parts, start = parts+1, true
+		case start && c >= '0' && c <= '9', !identChar(c):
+			return false
+		default:
+			start = false
 		}
 	}
-	return true
+	return parts >= 2 && !start
 }
 
 func identChar(c byte) bool {
@@ -110,7 +111,7 @@ func (s Spec) validate() error {
 		if !validDriver(p.Driver) {
 			errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].driver must be a dotted Python path; got %q", i, p.Driver))
 		}
-		for _, k := range markerKeys() {
+		for _, k := range allMarkerKeys {
 			if _, ok := p.MetaInfo[k]; ok {
 				errs = append(errs, fmt.Sprintf("spec.service_profiles[%d].meta_info must not set the ownership key %q", i, k))
 			}
@@ -250,7 +251,7 @@ func (st *state) metaOf(p profile) profileMeta {
 	// Another group's profile is neither this group's nor free to adopt: it is passed over.
 	otherGroup := !owned && st.own.Own.markedMeta(m)
 	foreign := !owned && !otherGroup && st.own.Other.markedMeta(m)
-	for _, k := range markerKeys() {
+	for _, k := range allMarkerKeys {
 		delete(m, k)
 	}
 	user, err := canon.JSON(m)

@@ -70,6 +70,13 @@ func (st *state) matchKey(p profile) string {
 
 // matching returns the positions of the profiles with the given driver and canonical metainfo.
 func (st *state) matching(driver, user string) []int {
+	return st.matchingIndex()[driver+"\x00"+user]
+}
+
+// matchingKey is matching for a key written as matchKey writes it, without making it a string.
+func (st *state) matchingKey(key []byte) []int { return st.matchingIndex()[string(key)] }
+
+func (st *state) matchingIndex() map[string][]int {
 	ix := st.index()
 	if ix.matching == nil {
 		ix.matching = map[string][]int{}
@@ -79,7 +86,7 @@ func (st *state) matching(driver, user string) []int {
 			}
 		}
 	}
-	return ix.matching[driver+"\x00"+user]
+	return ix.matching
 }
 
 func insertSorted(list []int, i int) []int {

@@ -96,16 +96,27 @@ func reconcileFlavor(ctx *pdk.Context, req *pdk.ReconcileRequest, own ownership)
 	if unchanged(ctx, st) {
 		return experimental.Recorded(), nil
 	}
+	id, _ := req.Status["id"].(string)
+	// A converged CR is decided from its spec's text and the group's view (quick.go); anything
+	// else takes the full path.
+	var q quickSpec
+	if res := st.quickReconcile(req.Spec, id, &q); res != nil {
+		return res, nil
+	}
+	return fullReconcile(st, req, id, logger(ctx, pdk.LevelWarn)), nil
+}
+
+// fullReconcile decodes and checks the CR's spec and runs the lifecycle driver on it.
+func fullReconcile(st *state, req *pdk.ReconcileRequest, id string, log logf) *pdk.Result {
 	var spec Spec
 	if err := req.DecodeSpec(&spec); err != nil {
 		return lifecycle.Outcome{Progress: lifecycle.Terminal(lifecycle.ReasonInvalidConfiguration,
-			pdk.WithReason(invalidspec.Reason, err))}.Result(), nil
+			pdk.WithReason(invalidspec.Reason, err))}.Result()
 	}
-	id, _ := req.Status["id"].(string)
-	c := &flavorCR{spec: spec, statusID: id, st: st, log: logger(ctx, pdk.LevelWarn)}
+	c := &flavorCR{spec: spec, statusID: id, st: st, log: log}
 	res := driver.Reconcile(context.Background(), c).Result()
 	res.Notes = c.notes
-	return res, nil
+	return res
 }
 
 // unchanged asks the host's convergence memo whether this CR can be reported as last time

@@ -210,6 +210,9 @@ func foreignProfile(o ownership, p profile) error {
 		Marker: fmt.Sprintf("metainfo %s=%s", o.Other.owner, o.Other.ownerValue)}
 }
 
+// allMarkerKeys is markerKeys, made once: the checks of every CR read it.
+var allMarkerKeys = markerKeys()
+
 // markerKeys are every profile's metainfo keys: none is the user's, whichever profile runs.
 func markerKeys() []string {
 	var out []string
