@@ -246,11 +246,19 @@ func (st *state) metaOf(p profile) profileMeta {
 	if p.meta.parsed && p.Metainfo == "" {
 		return p.meta
 	}
+	if pm, ok := quickMeta(p.Metainfo, st.own); ok {
+		return pm
+	}
+	return metaOfText(p, st.own)
+}
+
+// metaOfText is metaOf by decoding the metainfo text: quickMeta's full path.
+func metaOfText(p profile, own ownership) profileMeta {
 	m := p.metaInfo()
-	owned := st.own.Own.ownsMeta(m)
+	owned := own.Own.ownsMeta(m)
 	// Another group's profile is neither this group's nor free to adopt: it is passed over.
-	otherGroup := !owned && st.own.Own.markedMeta(m)
-	foreign := !owned && !otherGroup && st.own.Other.markedMeta(m)
+	otherGroup := !owned && own.Own.markedMeta(m)
+	foreign := !owned && !otherGroup && own.Other.markedMeta(m)
 	for _, k := range allMarkerKeys {
 		delete(m, k)
 	}

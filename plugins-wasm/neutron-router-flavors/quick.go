@@ -43,13 +43,137 @@ type quickSpec struct {
 	nprofiles   int
 }
 
-// quickProfile is one entry of spec.service_profiles; meta holds meta_info's members as key and
-// value texts (a string with its quotes, or true or false), in the spec's order.
+// quickProfile is one entry of spec.service_profiles.
 type quickProfile struct {
 	driver, description []byte
 	enabled             bool
-	meta                [quickMaxMeta][2][]byte
-	nmeta               int
+	meta                qmembers
+}
+
+// qmembers are an object's members as key and value texts (a string with its quotes, true, false
+// or null), in the text's order, each key once.
+type qmembers struct {
+	kv [quickMaxMeta + 4][2][]byte
+	n  int
+}
+
+// add records a member; false for a key seen before or one too many.
+func (ms *qmembers) add(key, value []byte, max int) bool {
+	if ms.n == max {
+		return false
+	}
+	for _, m := range ms.kv[:ms.n] {
+		if bytes.Equal(m[0], key) {
+			return false
+		}
+	}
+	ms.kv[ms.n] = [2][]byte{key, value}
+	ms.n++
+	return true
+}
+
+// value is the text of member key, nil when there is none.
+func (ms *qmembers) value(key string) []byte {
+	for _, m := range ms.kv[:ms.n] {
+		if string(m[0]) == key {
+			return m[1]
+		}
+	}
+	return nil
+}
+
+// read reads an object of canonical strings, booleans and null (null only when withNull).
+func (ms *qmembers) read(s *qscan, max int, withNull bool) bool {
+	return s.object(func(key []byte) bool {
+		if !canonicalText(key) {
+			return false
+		}
+		s.space()
+		start := s.i
+		var ok bool
+		switch {
+		case s.i < len(s.b) && s.b[s.i] == '"':
+			_, ok = s.str(true)
+		case withNull && bytes.HasPrefix(s.b[s.i:], []byte("null")):
+			s.i += 4
+			ok = true
+		default:
+			_, ok = s.boolean()
+		}
+		return ok && ms.add(key, s.b[start:s.i], max)
+	})
+}
+
+// appendCanonical appends the members but the markers' (every profile's marker keys when
+// skipMarkers) as canon.JSON writes them for the decoded map: keys sorted, compact.
+func (ms *qmembers) appendCanonical(b []byte, skipMarkers bool) []byte {
+	var order [len(qmembers{}.kv)]int
+	n := 0
+	for i := range ms.n {
+		if skipMarkers && isMarkerKey(ms.kv[i][0]) {
+			continue
+		}
+		j := n
+		for ; j > 0 && bytes.Compare(ms.kv[order[j-1]][0], ms.kv[i][0]) > 0; j-- {
+			order[j] = order[j-1]
+		}
+		order[j] = i
+		n++
+	}
+	b = append(b, '{')
+	for k, i := range order[:n] {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, ms.kv[i][0]...)
+		b = append(b, '"', ':')
+		b = append(b, ms.kv[i][1]...)
+	}
+	return append(b, '}')
+}
+
+func isMarkerKey(k []byte) bool {
+	for _, mk := range allMarkerKeys {
+		if string(k) == mk {
+			return true
+		}
+	}
+	return false
+}
+
+// quickMeta is metaOfText read from the metainfo text in place, when the text is an object of
+// canonical strings, booleans and null (as this plugin and the original write it); false is no
+// verdict. FuzzQuickMeta holds it to metaOfText.
+func quickMeta(text string, own ownership) (profileMeta, bool) {
+	var ms qmembers
+	s := qscan{b: []byte(text)}
+	if !ms.read(&s, len(ms.kv), true) {
+		return profileMeta{}, false
+	}
+	if s.space(); s.i != len(s.b) {
+		return profileMeta{}, false
+	}
+	// markedMeta and metaGroup on the texts: a marker's value is a string, so its text is
+	// the value quoted.
+	marked := func(m markerSet) bool {
+		v := ms.value(m.owner)
+		return len(v) == len(m.ownerValue)+2 && v[0] == '"' && string(v[1:len(v)-1]) == m.ownerValue
+	}
+	group := func(m markerSet) []byte {
+		if m.group == "" {
+			return nil
+		}
+		if v := ms.value(m.group); len(v) >= 2 && v[0] == '"' {
+			return v[1 : len(v)-1]
+		}
+		return nil
+	}
+	g := group(own.Own)
+	owned := marked(own.Own) && (len(g) == 0 || string(g) == own.Own.groupValue)
+	otherGroup := !owned && marked(own.Own)
+	foreign := !owned && !otherGroup && marked(own.Other)
+	return profileMeta{user: string(ms.appendCanonical(nil, true)), owned: owned, foreign: foreign, otherGroup: otherGroup, parsed: true}, true
 }
 
 // parseQuickSpec reads a spec that the full path decodes and checks without error, or reports
@@ -129,37 +253,12 @@ func (s *qscan) profile(p *quickProfile) bool {
 			p.enabled, ok = s.boolean()
 		case "meta_info":
 			bit = 8
-			ok = s.meta(p)
+			ok = p.meta.read(s, quickMaxMeta, false)
 		}
 		if bit == 0 || seen&bit != 0 {
 			return false
 		}
 		seen |= bit
-		return ok
-	})
-}
-
-// meta reads meta_info: an object of strings and booleans, each key once.
-func (s *qscan) meta(p *quickProfile) bool {
-	return s.object(func(key []byte) bool {
-		if p.nmeta == quickMaxMeta || !canonicalText(key) {
-			return false
-		}
-		for _, m := range p.meta[:p.nmeta] {
-			if bytes.Equal(m[0], key) {
-				return false
-			}
-		}
-		s.space()
-		start := s.i
-		var ok bool
-		if s.i < len(s.b) && s.b[s.i] == '"' {
-			_, ok = s.str(true)
-		} else {
-			_, ok = s.boolean()
-		}
-		p.meta[p.nmeta] = [2][]byte{key, s.b[start:s.i]}
-		p.nmeta++
 		return ok
 	})
 }
@@ -174,43 +273,16 @@ func (q *quickSpec) valid() bool {
 		if !validDriver(p.driver) {
 			return false
 		}
-		for _, m := range p.meta[:p.nmeta] {
-			k, v := string(m[0]), m[1]
-			for _, mk := range allMarkerKeys {
-				if k == mk {
-					return false
-				}
+		for _, m := range p.meta.kv[:p.meta.n] {
+			if isMarkerKey(m[0]) {
+				return false
 			}
-			if k == "vni_alloc" && string(v) != `"off"` && string(v) != `"on"` && string(v) != `"auto"` {
+			if v := m[1]; string(m[0]) == "vni_alloc" && string(v) != `"off"` && string(v) != `"on"` && string(v) != `"auto"` {
 				return false
 			}
 		}
 	}
 	return true
-}
-
-// userMeta appends the canonical JSON of the profile's meta_info (what canon.JSON writes for
-// the decoded map: keys sorted, compact) to b.
-func (p *quickProfile) userMeta(b []byte) []byte {
-	var order [quickMaxMeta]int
-	for i := range p.nmeta {
-		j := i
-		for ; j > 0 && bytes.Compare(p.meta[order[j-1]][0], p.meta[i][0]) > 0; j-- {
-			order[j] = order[j-1]
-		}
-		order[j] = i
-	}
-	b = append(b, '{')
-	for n, i := range order[:p.nmeta] {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, p.meta[i][0]...)
-		b = append(b, '"', ':')
-		b = append(b, p.meta[i][1]...)
-	}
-	return append(b, '}')
 }
 
 // quickReconcile is the full path's result for a CR whose spec text the quick check reads and
@@ -243,7 +315,7 @@ func (st *state) quickReconcile(specText []byte, id string, q *quickSpec) *pdk.R
 	var key []byte
 	for i := range q.nprofiles {
 		p := &q.profiles[i]
-		key = p.userMeta(append(append(key[:0], p.driver...), 0))
+		key = p.meta.appendCanonical(append(append(key[:0], p.driver...), 0), false)
 		var owned *profile
 		for _, at := range st.matchingKey(key) {
 			pr := &st.profiles[at]

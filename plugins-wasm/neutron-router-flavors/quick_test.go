@@ -31,6 +31,11 @@ type quickFixture struct {
 	Spec    json.RawMessage `json:"spec"`
 	Neutron json.RawMessage `json:"neutron"`
 	Cases   []quickCase     `json:"cases"`
+	// Metainfo are service profiles' metainfo texts and the verdict quickMeta gives.
+	Metainfo []struct {
+		Text  string `json:"text"`
+		Quick bool   `json:"quick"`
+	} `json:"metainfo"`
 }
 
 func loadQuick(t testing.TB) quickFixture {
@@ -181,4 +186,41 @@ func TestAConvergedFlavorIsDecidedWithoutDecodingItsSpec(t *testing.T) {
 		}
 	})
 	assert.Less(t, allocs, 120.0, "allocations of one converged CR")
+}
+
+// quickOwnerships are the views of ownership a metainfo is read under: this project's for the
+// test's group and for another, and the original's.
+func quickOwnerships() []ownership {
+	other := defaultOwnership()
+	other.Own.groupValue = "other/clouds/prod"
+	return []ownership{defaultOwnership(), other, ownershipOf(compat.Understack)}
+}
+
+// quickMeta reads a profile's metainfo as metaOfText does, or leaves it to it.
+func TestQuickMetaReadsWhatTheDecodeWould(t *testing.T) {
+	for _, tc := range loadQuick(t).Metainfo {
+		for _, own := range quickOwnerships() {
+			_, ok := quickMeta(tc.Text, own)
+			assert.Equal(t, tc.Quick, ok, tc.Text)
+			requireQuickMetaAgrees(t, tc.Text, own)
+		}
+	}
+}
+
+func FuzzQuickMeta(f *testing.F) {
+	for _, tc := range loadQuick(f).Metainfo {
+		f.Add(tc.Text, uint8(0))
+	}
+	owns := quickOwnerships()
+	f.Fuzz(func(t *testing.T, text string, which uint8) {
+		requireQuickMetaAgrees(t, text, owns[int(which)%len(owns)])
+	})
+}
+
+func requireQuickMetaAgrees(t *testing.T, text string, own ownership) {
+	got, ok := quickMeta(text, own)
+	if !ok {
+		return
+	}
+	require.Equal(t, metaOfText(profile{Metainfo: text}, own), got, text)
 }
