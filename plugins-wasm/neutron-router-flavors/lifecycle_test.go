@@ -29,9 +29,9 @@ func TestLifecycleStatusAndAdoption(t *testing.T) {
 	assert.Equal(t, "Success", res.Lifecycle.Reason)
 	created := res.Lifecycle.ID
 	require.NotEmpty(t, created, "the created flavor is recorded in status.id")
-	observed := res.Lifecycle.Resource.(map[string]any)
-	assert.Equal(t, "edge", observed["name"])
-	assert.Len(t, observed["service_profiles"], 1)
+	observed := res.Lifecycle.Resource.(observedFlavor)
+	assert.Equal(t, "edge", observed.Name)
+	assert.Len(t, observed.ServiceProfiles, 1)
 
 	// The status write was lost: the next run adopts the flavor instead of creating another.
 	res = reconcileWith(t, host(t, f, nil), nil, spec)
@@ -71,5 +71,26 @@ func TestWrongServiceTypeIsTerminalAndBindsNothing(t *testing.T) {
 	writes, _ := pdktest.Of(t, ctx).WriteLines()
 	for _, w := range writes {
 		assert.NotRegexp(t, `flavors/[^/]+/service_profiles`, w, "a flavor of another service type gets no binding")
+	}
+}
+
+// status.resource is written as it was when it was a map: the same members, in key order, the
+// same escaping.
+func TestTheObservedFlavorIsWrittenAsAMap(t *testing.T) {
+	for _, f := range []flavor{
+		{ID: "f", Name: "edge", ServiceType: l3Service, Enabled: true, Description: "a <b> & \"c\" é [openstack-sync.io/neutron-router-flavors]",
+			ServiceProfiles: []string{"p1", "p2"}},
+		{ID: "f", Name: "", ServiceType: "", Description: "[understack-router-flavor-operator]"},
+	} {
+		profiles := f.ServiceProfiles
+		if profiles == nil {
+			profiles = []string{}
+		}
+		asMap, err := json.Marshal(map[string]any{"name": f.Name, "service_type": f.ServiceType, "enabled": f.Enabled,
+			"description": withoutMarkers(f.Description), "service_profiles": profiles})
+		require.NoError(t, err)
+		got, err := json.Marshal(actuator{}.Observed(&f))
+		require.NoError(t, err)
+		assert.Equal(t, string(asMap), string(got))
 	}
 }
