@@ -295,12 +295,13 @@ func maskPasswords(m map[string]any) {
 	}
 }
 
-// fieldsParam is args.string_list: comma-separated, trimmed, lower-cased, without repeats.
+// fieldsParam is args.string_list: comma-separated, trimmed, lower-cased, without repeats; an
+// empty fields= asks for none (non-nil, empty), which shows only the links.
 func fieldsParam(q []string) []string {
 	if q == nil {
 		return nil
 	}
-	var out []string
+	out := []string{}
 	for _, v := range q {
 		for _, p := range strings.Split(v, ",") {
 			p = strings.ToLower(strings.TrimSpace(p))
@@ -372,10 +373,7 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 		if err != nil {
 			return ierr(http.StatusBadRequest, "Expected an integer for limit: %s", raw[len(raw)-1])
 		}
-		if n <= 0 {
-			return ierr(http.StatusBadRequest, "Limit must be positive")
-		}
-		limit = min(n, 1000)
+		limit = n
 	}
 	var detail *bool
 	if raw, ok := q["detail"]; ok {
@@ -403,6 +401,8 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 	switch {
 	case fields != nil && detail != nil && *detail:
 		return ierr(http.StatusBadRequest, "Can not specify ?detail=True and fields in the same request.")
+	case limit <= 0:
+		return ierr(http.StatusBadRequest, "Limit must be positive")
 	case sortDir != "asc" && sortDir != "desc":
 		return ierr(http.StatusBadRequest, "Invalid sort direction: %s. Acceptable values are 'asc' or 'desc'", sortDir)
 	case sortKey == "extra" || sortKey == "steps":
@@ -414,11 +414,9 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 			return ierr(http.StatusBadRequest, "The sort_key value \"%s\" is an invalid field for sorting", sortKey)
 		}
 	}
-	if fields != nil {
-		if bad := d.checkFields(s, r, v, fields); bad != nil {
-			return *bad
-		}
-	} else if detail == nil || !*detail {
+	limit = min(limit, 1000)
+	named := fields != nil
+	if !named && (detail == nil || !*detail) {
 		fields = []string{"uuid", "name"}
 	}
 	list := s.list(r)
@@ -473,6 +471,13 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 			items = items[:limit]
 		}
 	}
+	// Ironic checks the fields asked for as it shows each item (check_for_invalid_fields in
+	// convert_with_links), after the marker's lookup: a page with no item refuses none.
+	if named && len(items) > 0 {
+		if bad := d.checkFields(s, r, v, fields); bad != nil {
+			return *bad
+		}
+	}
 	shown := []any{}
 	for _, o := range items {
 		shown = append(shown, d.show(s, r, o, v, fields))
@@ -483,7 +488,8 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 		if detail != nil {
 			args += fmt.Sprintf("detail=%s&", pyRepr(*detail))
 		}
-		if _, given := q["fields"]; given || detail == nil || !*detail {
+		// The fields shown, in Ironic's spelling of them; none (fields= asked for none) is left out.
+		if len(fields) > 0 {
 			args += "fields=" + strings.Join(fields, ",") + "&"
 		}
 		body["next"] = fmt.Sprintf("%s/v1/%s?%slimit=%d&marker=%s", s.opts.URL(Baremetal), strings.TrimPrefix(r.Path, "v1/"),

@@ -190,6 +190,35 @@ func (g *ironicGen) all() {
 			g.add(probe{name: "list with " + q.what, method: http.MethodGet, path: r.Path, ours: true, query: url.Values{q.k: {q.v}}})
 		}
 		g.add(probe{name: "list with detail and fields", method: http.MethodGet, path: r.Path, query: url.Values{"detail": {"True"}, "fields": {"name"}}})
+		// What the runbooks plugin's prune asks for (uuid, name and extra in pages), and how Ironic
+		// reads fields: the next link repeats them, detail=False goes with them, they are
+		// lower-cased and kept once, an empty fields= shows only the links, an unknown one is
+		// refused as an item is shown (an empty page refuses none), after the marker's lookup
+		// and the limit's check.
+		after := func(q url.Values) url.Values {
+			q.Set("limit", "1")
+			q.Set("marker", "{a}")
+			return q
+		}
+		g.add(probe{name: "list with fields, limit 1 after a", method: http.MethodGet, path: r.Path,
+			query: after(url.Values{"fields": {"uuid,name,extra"}})})
+		g.add(probe{name: "list with detail false and fields, limit 1 after a", method: http.MethodGet, path: r.Path,
+			query: after(url.Values{"detail": {"False"}, "fields": {"name"}})})
+		g.add(probe{name: "list with fields in capitals and repeated, limit 1 after a", method: http.MethodGet, path: r.Path,
+			query: after(url.Values{"fields": {" Name ,name,UUID"}})})
+		g.add(probe{name: "list with fields empty, limit 1 after a", method: http.MethodGet, path: r.Path, query: after(url.Values{"fields": {""}})})
+		g.add(probe{name: "read with fields empty", method: http.MethodGet, path: item, query: url.Values{"fields": {""}}})
+		g.add(probe{name: "list with an unknown field, limit 1 after a", method: http.MethodGet, path: r.Path,
+			query: after(url.Values{"fields": {"name,bogus"}})})
+		g.add(probe{name: "list with an unknown field after a marker that does not exist", method: http.MethodGet, path: r.Path,
+			query: url.Values{"fields": {"bogus"}, "marker": {missingID(r)}}})
+		g.add(probe{name: "list with detail, fields and limit 0", method: http.MethodGet, path: r.Path,
+			query: url.Values{"detail": {"True"}, "fields": {"name"}, "limit": {"0"}}})
+		// The newest runbook is the last in Ironic's order (by id) while the suite holds the
+		// e2e lock: after it the page is empty.
+		g.create("create the newest", g.minimal(g.name("newest")), "newest")
+		g.add(probe{name: "list with an unknown field after the newest", method: http.MethodGet, path: r.Path,
+			query: url.Values{"fields": {"bogus"}, "marker": {"{newest}"}}})
 	}
 	g.add(probe{name: "list with a name filter", method: http.MethodGet, path: r.Path, ours: true, query: url.Values{"name": {g.name("a")}}})
 	g.add(probe{name: "list without a microversion", method: http.MethodGet, path: r.Path, microversion: "none"})
