@@ -188,7 +188,47 @@ func (f *fakeIronic) handle(r pdktest.Call) (int, any) {
 	return http.StatusMethodNotAllowed, fault("no route " + r.String())
 }
 
+// listFields are the fields a list shows, as Ironic picks them: detail=true shows every one,
+// fields those named (never both: 400), neither uuid and name.
+func listFields(r pdktest.Call) (fields []string, status int, body any) {
+	detail, _ := strconv.ParseBool(r.Query.Get("detail"))
+	if _, ok := r.Query["fields"]; !ok {
+		if detail {
+			return nil, 0, nil
+		}
+		return []string{"uuid", "name"}, 0, nil
+	}
+	if detail {
+		return nil, http.StatusBadRequest, fault("Can not specify ?detail=True and fields in the same request.")
+	}
+	for _, f := range strings.Split(r.Query.Get("fields"), ",") {
+		fields = append(fields, strings.TrimSpace(f))
+	}
+	return fields, 0, nil
+}
+
+// shown is a listed runbook with only fields (nil: all of them); a field no runbook has is
+// refused, as Ironic refuses it for each runbook it shows.
+func shown(rb map[string]any, fields []string) (map[string]any, any) {
+	if fields == nil {
+		return rb, nil
+	}
+	out := map[string]any{}
+	for _, k := range fields {
+		v, ok := rb[k]
+		if !ok && !slices.Contains([]string{"created_at", "updated_at", "public", "owner", "disable_ramdisk", "extra", "steps"}, k) {
+			return nil, fault(fmt.Sprintf("Field(s) %q are not valid", k))
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
 func (f *fakeIronic) list(r pdktest.Call) (int, any) {
+	fields, status, refusal := listFields(r)
+	if status != 0 {
+		return status, refusal
+	}
 	limit, _ := strconv.Atoi(r.Query.Get("limit"))
 	if limit <= 0 || limit > f.pageSize {
 		limit = f.pageSize
@@ -200,11 +240,19 @@ func (f *fakeIronic) list(r pdktest.Call) (int, any) {
 	end := min(start+limit, len(f.runbooks))
 	page := []any{}
 	for _, rb := range f.runbooks[start:end] {
-		page = append(page, f.view(rb))
+		item, refusal := shown(f.view(rb), fields)
+		if refusal != nil {
+			return http.StatusBadRequest, refusal
+		}
+		page = append(page, item)
 	}
 	resp := map[string]any{"runbooks": page}
 	if end < len(f.runbooks) {
-		resp["next"] = "http://ironic/v1/runbooks?limit=" + strconv.Itoa(limit) + "&marker=" + f.runbooks[end-1]["uuid"].(string)
+		args := ""
+		if fields != nil {
+			args = "fields=" + strings.Join(fields, ",") + "&"
+		}
+		resp["next"] = "http://ironic/v1/runbooks?" + args + "limit=" + strconv.Itoa(limit) + "&marker=" + f.runbooks[end-1]["uuid"].(string)
 	}
 	return http.StatusOK, resp
 }

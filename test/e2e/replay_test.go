@@ -73,14 +73,17 @@ func replayScenario(t *testing.T, ctx context.Context, h *harness, cr *unstructu
 		})
 		return rec
 	}
-	// The first Synchronization after the CRs were edited is a full run. While the convergence memo
-	// still misses (the edits' runs made no records) it is not recorded, as a replay of it would
-	// re-send reads the next full run does not make; the run after it is recorded.
-	if first := restart("the start-up run of the runbooks recorded for a replay, or not for a memo miss",
-		recorded, notRecorded); first["msg"] == notRecorded {
-		assert.Contains(t, fmt.Sprint(attr(first, "reason")), "convergence memo", "%v", first)
-		restart("the start-up run of the runbooks recorded for a replay", recorded)
+	// The first Synchronization after the CRs were edited (or a run wrote) is a full run. While the
+	// convergence memo still misses (the edits' runs made no records) it is not recorded, as a
+	// replay of it would re-send reads the next full run does not make; the run after it is recorded.
+	record := func() {
+		if first := restart("the start-up run of the runbooks recorded for a replay, or not for a memo miss",
+			recorded, notRecorded); first["msg"] == notRecorded {
+			assert.Contains(t, fmt.Sprint(attr(first, "reason")), "convergence memo", "%v", first)
+			restart("the start-up run of the runbooks recorded for a replay", recorded)
+		}
 	}
+	record()
 	// The next is the same run: replayed, without the module, its reads sent again.
 	line := restart("the start-up run of the runbooks replayed", replayed)
 	assert.Equal(t, "ironic-runbooks", attr(line, "plugin"), "%v", line)
@@ -103,5 +106,29 @@ func replayScenario(t *testing.T, ctx context.Context, h *harness, cr *unstructu
 		}
 		extra, _ := rb["extra"].(map[string]any)
 		return extra["team"] == "metal", fmt.Sprintf("extra %v", extra)
+	})
+
+	// A runbook of this group that no CR claims appears in Ironic. These few CRs read their own
+	// runbooks by GET, so only the prune's list shows it, and that list asks Ironic for uuid, name
+	// and extra alone: the replay misses on it, and the prune finds the group's marker in it and
+	// deletes the runbook.
+	record()
+	stray := osName(cr) + "_STRAY"
+	t.Cleanup(func() { assert.NoError(t, h.cloud.deleteRunbook(context.Background(), stray)) })
+	// Public and owned as the CR's own runbook, so the group's credentials may delete it.
+	own, err := h.cloud.runbook(ctx, osName(cr))
+	require.NoError(t, err)
+	require.NotNil(t, own)
+	_, err = h.cloud.baremetal.Post(ctx, h.cloud.baremetal.ServiceURL("runbooks"), map[string]any{"name": stray,
+		"steps":  []any{map[string]any{"interface": "deploy", "step": "erase_devices_metadata", "order": 5, "args": map[string]any{}}},
+		"public": own["public"], "owner": own["owner"], "extra": map[string]any{markerKey: runbookMarkerValue,
+			"openstack-sync.io/marker-version": "v1", "openstack-sync.io/source": "IronicRunbook", groupKey: h.groupOf(cr)}},
+		nil, &gophercloud.RequestOpts{OkCodes: []int{201}})
+	require.NoError(t, err)
+	miss = restart("the start-up run of the runbooks not replayed after a runbook appeared", missed)
+	assert.Contains(t, fmt.Sprint(attr(miss, "reason")), "the answer to GET baremetal v1/runbooks changed", "%v", miss)
+	h.waitFor(t, syncWait, "the stray runbook pruned", func() (bool, string) {
+		rb, err := h.cloud.runbook(ctx, stray)
+		return err == nil && rb == nil, fmt.Sprintf("runbook %v, %v", rb, err)
 	})
 }
