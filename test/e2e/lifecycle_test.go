@@ -217,7 +217,7 @@ func TestLifecycle(t *testing.T) {
 	}), "later phases build on this one")
 
 	// Every runbook CR is converged here, and none fails: the runbooks' runs may be replayed.
-	require.True(t, t.Run("a converged run is replayed until the runbook is edited in Ironic, then reverted", func(t *testing.T) {
+	require.True(t, t.Run("a converged run is replayed until the runbook is edited in Ironic, then reverted; a stray runbook is pruned", func(t *testing.T) {
 		replayScenario(t, ctx, h, a[runbooks.kind], 2)
 	}), "later phases build on this one")
 
