@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/openstack-sync/openstack-sync/pdk"
 	"github.com/openstack-sync/openstack-sync/pdk/lifecycle"
@@ -319,7 +320,7 @@ func (st *state) quickReconcile(specText []byte, id string, q *quickSpec) *pdk.R
 		var owned *profile
 		for _, at := range st.matchingKey(key) {
 			pr := &st.profiles[at]
-			if !containsID(want[:i], pr.ID) && st.metaOf(*pr).owned {
+			if !slices.Contains(want[:i], pr.ID) && st.metaOf(*pr).owned {
 				owned = pr
 				break
 			}
@@ -342,26 +343,17 @@ func (st *state) quickReconcile(specText []byte, id string, q *quickSpec) *pdk.R
 		cur = st.flavors[i]
 	}
 	for _, pid := range want[:q.nprofiles] {
-		if !containsID(cur.ServiceProfiles, pid) {
+		if !slices.Contains(cur.ServiceProfiles, pid) {
 			return nil
 		}
 	}
 	for _, pid := range cur.ServiceProfiles {
-		if !containsID(want[:q.nprofiles], pid) {
+		if !slices.Contains(want[:q.nprofiles], pid) {
 			return nil
 		}
 	}
 	return lifecycle.Outcome{ID: f.ID, Resource: actuator{}.Observed(&cur), Available: lifecycle.ConditionTrue,
 		Progress: lifecycle.Done()}.Result()
-}
-
-func containsID(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // qscan reads JSON text in place. It accepts only what the quick check can compare; anything
