@@ -205,7 +205,8 @@ type ReconcileRequest struct {
 // DecodeSpec decodes the CR's spec into v (a pointer to the author's spec struct). A field the
 // struct does not know is an error: the API server prunes fields the CRD does not declare, so
 // one that arrives is a CRD and plugin out of step, or a spec that never went through the API
-// server, and guessing what it meant could change the wrong resource.
+// server, and guessing what it meant could change the wrong resource. So is anything after
+// the spec's one JSON value, as with json.Unmarshal.
 func (r *ReconcileRequest) DecodeSpec(v any) error {
 	if len(r.Spec) == 0 {
 		return fmt.Errorf("%s: the CR has no spec", r.Object)
