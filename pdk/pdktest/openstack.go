@@ -103,10 +103,10 @@ func (o *OpenStack) Handle(req *pdk.Request) (*pdk.Response, error) {
 	switch {
 	case resp.Text != "":
 		return &pdk.Response{StatusCode: resp.Status, Header: map[string][]string{"Content-Type": {"text/plain"}}, Body: []byte(resp.Text)}, nil
-	case resp.Body == nil && !resp.Null:
+	case resp.Body == nil && !resp.Null && resp.Encoded == nil:
 		return &pdk.Response{StatusCode: resp.Status, Header: map[string][]string{}}, nil
 	}
-	b, err := json.Marshal(resp.Body)
+	b, err := resp.JSON()
 	if err != nil {
 		return nil, err
 	}

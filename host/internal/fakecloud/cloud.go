@@ -494,6 +494,11 @@ func (c *Cloud) serveKnown(service string, w http.ResponseWriter, r *http.Reques
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(resp.Status)
 		_, _ = io.WriteString(w, resp.Text)
+	case resp.Encoded != nil:
+		// What writeJSON's encoder writes: the JSON and a newline.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(resp.Status)
+		_, _ = w.Write(append(resp.Encoded, '\n'))
 	case resp.Body != nil || resp.Null:
 		writeJSON(w, resp.Status, resp.Body)
 	default:

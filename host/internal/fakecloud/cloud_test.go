@@ -1,6 +1,7 @@
 package fakecloud
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -288,4 +289,39 @@ func TestLatencyAndRequestCounts(t *testing.T) {
 	assert.Equal(t, map[string]int{"keystone": 1, "GET": 2, "DELETE": 1}, c.RequestCounts())
 	c.ResetRequests()
 	assert.Empty(t, c.RequestCounts())
+}
+
+// TestIronicPagesAreSentAsTheEncoderWritesThem: a list page, put together from the store's cached
+// encodings, goes on the wire as writeJSON sends every other answer (encoding/json's encoder:
+// sorted keys, HTML characters escaped, a closing newline), so the cache changes no byte a client
+// reads.
+func TestIronicPagesAreSentAsTheEncoderWritesThem(t *testing.T) {
+	c := New(Options{})
+	defer c.Close()
+	for _, name := range []string{"CUSTOM_B", "CUSTOM_A", "CUSTOM_C"} {
+		c.AddRunbook(Runbook{Name: name, Extra: map[string]any{"note": "<a & b>", "caf\u00e9": 1.5},
+			Steps: []RunbookStep{{Interface: "bios", Step: "apply_configuration", Args: map[string]any{"bmc_password": "p"}, Order: 1}}})
+	}
+	sys, _ := login(t, c, "admin", "admin-secret", "")
+	for _, query := range []string{"?detail=true&limit=2", "?fields=uuid,name,extra", "?limit=1&sort_key=name&sort_dir=desc"} {
+		req, err := http.NewRequest(http.MethodGet, c.BaremetalURL()+"v1/runbooks"+query, nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Auth-Token", sys.token)
+		req.Header.Set("X-OpenStack-Ironic-API-Version", "1.96")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var doc any
+		require.NoError(t, dec.Decode(&doc))
+		var want bytes.Buffer
+		require.NoError(t, json.NewEncoder(&want).Encode(doc))
+		assert.Equal(t, want.String(), string(raw), query)
+		assert.Contains(t, string(raw), `\u0026`, "%s: an extra's or the next link's & escaped", query)
+	}
 }

@@ -1,9 +1,13 @@
 package osapi
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -48,7 +52,10 @@ func page(t *testing.T, s *Store, caller Caller, query string) (int, []string, s
 	resp, ok := s.Serve(Request{Service: Baremetal, Method: http.MethodGet, Path: "v1/runbooks", Query: q, Microversion: "1.96",
 		Caller: caller})
 	require.True(t, ok)
-	body, _ := resp.Body.(map[string]any)
+	encoded, err := resp.JSON()
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(encoded, &body))
 	if resp.Status != http.StatusOK {
 		return resp.Status, []string{fmt.Sprint(body["error_message"])}, ""
 	}
@@ -170,32 +177,54 @@ func TestRunbookPagesFollowEveryChange(t *testing.T) {
 		"after a restore")
 }
 
-// BenchmarkRunbookPage is one page of 100 detailed runbooks from a marker in the middle of 20,000,
-// as the runbooks plugin lists its catalog: system-scoped, and project-scoped (every runbook's
-// visibility to check).
+// BenchmarkRunbookPage is one page of 100 site runbooks (testdata/site-runbook.json) from a marker
+// in the middle of 20,000, answered and encoded as the embedded cloud sends it: in detail, as the
+// runbooks plugin lists its catalog, and with the three fields its prune asks for; system-scoped,
+// and project-scoped (every runbook's visibility to check); each page put together from the
+// cached encodings, and encoded on demand as before the cache.
 func BenchmarkRunbookPage(b *testing.B) {
 	const n = 20000
+	raw, err := os.ReadFile(filepath.Join("testdata", "site-runbook.json"))
+	require.NoError(b, err)
+	var site map[string]any
+	require.NoError(b, json.Unmarshal(raw, &site))
 	s := New(Options{Projects: []Project{{ID: "p-a", Name: "a"}}})
-	steps := []any{map[string]any{"interface": "bios", "step": "apply_configuration", "args": map[string]any{"settings": []any{}}, "order": 1}}
 	for i := range n {
-		_, err := s.Add("baremetal:runbooks", map[string]any{"uuid": pagingUUID(i), "name": fmt.Sprintf("CUSTOM_RB_%d", i),
-			"owner": "p-a", "steps": steps})
+		site["uuid"], site["name"] = pagingUUID(i), fmt.Sprintf("CUSTOM_SITE_FW_%05d", i)
+		_, err := s.Add("baremetal:runbooks", site)
 		require.NoError(b, err)
 	}
-	for _, bc := range []struct {
-		name   string
-		caller Caller
-	}{{"system", Caller{System: true, Admin: true}}, {"project", Caller{ProjectID: "p-a", Admin: true}}} {
-		b.Run(bc.name, func(b *testing.B) {
-			q := url.Values{"detail": {"true"}, "limit": {"100"}, "marker": {pagingUUID(n / 2)}}
-			for b.Loop() {
-				resp, _ := s.Serve(Request{Service: Baremetal, Method: http.MethodGet, Path: "v1/runbooks", Query: q,
-					Microversion: "1.96", Caller: bc.caller})
-				if resp.Status != http.StatusOK || len(resp.Body.(map[string]any)["runbooks"].([]any)) != 100 {
-					b.Fatalf("answered %d %v", resp.Status, resp.Body)
+	for _, view := range []struct {
+		name  string
+		query url.Values
+	}{{"detail", url.Values{"detail": {"true"}}}, {"fields", url.Values{"fields": {"uuid,name,extra"}}}} {
+		for _, bc := range []struct {
+			name   string
+			caller Caller
+		}{{"system", Caller{System: true, Admin: true}}, {"project", Caller{ProjectID: "p-a", Admin: true}}} {
+			for _, onDemand := range []bool{false, true} {
+				name := view.name + "/" + bc.name + "/cached"
+				if onDemand {
+					name = view.name + "/" + bc.name + "/on-demand"
 				}
+				b.Run(name, func(b *testing.B) {
+					s.encodeOnDemand = onDemand
+					q := maps.Clone(view.query)
+					q["limit"], q["marker"] = []string{"100"}, []string{pagingUUID(n / 2)}
+					var size int
+					for b.Loop() {
+						resp, _ := s.Serve(Request{Service: Baremetal, Method: http.MethodGet, Path: "v1/runbooks", Query: q,
+							Microversion: "1.96", Caller: bc.caller})
+						body, err := resp.JSON()
+						if resp.Status != http.StatusOK || err != nil {
+							b.Fatalf("answered %d %s (%v)", resp.Status, body, err)
+						}
+						size = len(body)
+					}
+					b.ReportMetric(float64(size), "B/page")
+				})
 			}
-		})
+		}
 	}
 }
 

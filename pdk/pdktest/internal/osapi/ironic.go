@@ -234,7 +234,13 @@ func identName(r *Resource) string {
 }
 
 // show is the object as Ironic answers it; fields, when given, keeps only those (and links).
-func (ironic) show(s *Store, r *Resource, obj map[string]any, v ironicVersion, fields []string) map[string]any {
+func (d ironic) show(s *Store, r *Resource, obj map[string]any, v ironicVersion, fields []string) map[string]any {
+	return d.showKeys(s, r, obj, d.shownKeys(r, v, fields))
+}
+
+// shownKeys are the fields show shows at microversion v (besides links); fields, when given,
+// keeps only those.
+func (ironic) shownKeys(r *Resource, v ironicVersion, fields []string) []string {
 	keys := slices.Concat([]string{"uuid", "created_at", "updated_at"}, r.ironic.show, []string{"steps"})
 	for _, f := range r.Fields {
 		if f.Since != "" && v.atLeast(f.Since) && !slices.Contains(keys, f.Name) {
@@ -247,6 +253,11 @@ func (ironic) show(s *Store, r *Resource, obj map[string]any, v ironicVersion, f
 	if fields != nil {
 		keys = slices.DeleteFunc(keys, func(k string) bool { return !slices.Contains(fields, k) })
 	}
+	return keys
+}
+
+// showKeys is show with the fields shown worked out (shownKeys).
+func (ironic) showKeys(s *Store, r *Resource, obj map[string]any, keys []string) map[string]any {
 	out := make(map[string]any, len(keys)+1)
 	for _, k := range keys {
 		out[k] = copyJSON(obj[k])
@@ -480,11 +491,7 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 			return *bad
 		}
 	}
-	shown := []any{}
-	for _, o := range items {
-		shown = append(shown, d.show(s, r, o, v, fields))
-	}
-	body := map[string]any{r.Plural: shown}
+	next := ""
 	if _, asked := q["limit"]; len(items) > 0 && len(items) == limit && (asked || limit == 1000) {
 		args := fmt.Sprintf("sort_key=%s&sort_dir=%s&", sortKey, sortDir)
 		if detail != nil {
@@ -494,8 +501,69 @@ func (d ironic) list(s *Store, r *Resource, req Request, v ironicVersion) Respon
 		if len(fields) > 0 {
 			args += "fields=" + strings.Join(fields, ",") + "&"
 		}
-		body["next"] = fmt.Sprintf("%s/v1/%s?%slimit=%d&marker=%s", s.opts.URL(Baremetal), strings.TrimPrefix(r.Path, "v1/"),
+		next = fmt.Sprintf("%s/v1/%s?%slimit=%d&marker=%s", s.opts.URL(Baremetal), strings.TrimPrefix(r.Path, "v1/"),
 			args, limit, items[len(items)-1]["uuid"])
+	}
+	return d.page(s, r, v, fields, items, next)
+}
+
+// page is a list's answer, {plural: [items shown], next: link} (no next when ""), put together
+// from the items' cached encodings (Store.encoded) as encoding/json would encode it: an object's
+// keys in sorted order, strings escaped as Marshal escapes them.
+func (d ironic) page(s *Store, r *Resource, v ironicVersion, fields []string, items []map[string]any, next string) Response {
+	keys := d.shownKeys(r, v, fields)
+	if s.encodeOnDemand {
+		return d.shownPage(s, r, keys, items, next)
+	}
+	view := strings.Join(keys, ",") + "\x00" + s.opts.URL(Baremetal)
+	shown := make([][]byte, len(items))
+	size := 0
+	for i, o := range items {
+		b, err := s.encoded(o, view, func() any { return d.showKeys(s, r, o, keys) })
+		if err != nil {
+			// Not JSON (nothing the API stores): answer as before, leaving the error to the encoder.
+			return d.shownPage(s, r, keys, items, next)
+		}
+		shown[i] = b
+		size += len(b) + 1
+	}
+	plural, _ := json.Marshal(r.Plural)
+	var link []byte
+	if next != "" {
+		link, _ = json.Marshal(next)
+	}
+	body := make([]byte, 0, size+len(plural)+len(link)+16)
+	list := func(body []byte) []byte {
+		body = append(append(body, plural...), ':', '[')
+		for i, b := range shown {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, b...)
+		}
+		return append(body, ']')
+	}
+	body = append(body, '{')
+	switch {
+	case link == nil:
+		body = list(body)
+	case r.Plural < "next": // encoding/json writes an object's keys sorted
+		body = append(append(list(body), `,"next":`...), link...)
+	default:
+		body = list(append(append(append(body, `"next":`...), link...), ','))
+	}
+	return Response{Status: http.StatusOK, Encoded: append(body, '}')}
+}
+
+// shownPage is page's answer as a Body to encode.
+func (d ironic) shownPage(s *Store, r *Resource, keys []string, items []map[string]any, next string) Response {
+	shown := []any{}
+	for _, o := range items {
+		shown = append(shown, d.showKeys(s, r, o, keys))
+	}
+	body := map[string]any{r.Plural: shown}
+	if next != "" {
+		body["next"] = next
 	}
 	return Response{Status: http.StatusOK, Body: body}
 }
@@ -709,7 +777,13 @@ func (d ironic) remove(s *Store, r *Resource, req Request, ident string) Respons
 	if r.ironic.owned && !d.allowed(r, req.Caller, obj, true) {
 		return d.denied(r.ironic.policy + ":delete")
 	}
-	s.objs[r.Ref()] = slices.DeleteFunc(s.objs[r.Ref()], func(o map[string]any) bool { return o["uuid"] == obj["uuid"] })
+	s.objs[r.Ref()] = slices.DeleteFunc(s.objs[r.Ref()], func(o map[string]any) bool {
+		if o["uuid"] == obj["uuid"] {
+			s.touch(o)
+			return true
+		}
+		return false
+	})
 	s.unindex(r)
 	return Response{Status: http.StatusNoContent}
 }
@@ -867,6 +941,7 @@ func (d ironic) patch(s *Store, r *Resource, req Request, v ironicVersion, ident
 		next["updated_at"] = s.opts.Now().UTC().Format(ironicTime)
 	}
 	maps.Copy(obj, next)
+	s.touch(obj)
 	s.unindex(r) // the name may have changed
 	return Response{Status: http.StatusOK, Body: d.show(s, r, obj, v, nil)}
 }
@@ -1017,6 +1092,7 @@ func (d ironic) traits(s *Store, r *Resource, req Request, ident string, rest []
 			}
 			if !slices.Contains(have, any(t)) {
 				obj["traits"] = append(slices.Clone(have), t)
+				s.touch(obj)
 			}
 			return Response{Status: http.StatusNoContent}
 		case http.MethodDelete:
@@ -1024,6 +1100,7 @@ func (d ironic) traits(s *Store, r *Resource, req Request, ident string, rest []
 				return ierr(http.StatusNotFound, "Runbook %s has no trait %s.", obj["uuid"], t)
 			}
 			obj["traits"] = slices.DeleteFunc(slices.Clone(have), func(x any) bool { return x == t })
+			s.touch(obj)
 			return Response{Status: http.StatusNoContent}
 		}
 		return ironic405
@@ -1052,9 +1129,11 @@ func (d ironic) traits(s *Store, r *Resource, req Request, ident string, rest []
 		}
 		slices.SortFunc(list, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
 		obj["traits"] = list
+		s.touch(obj)
 		return Response{Status: http.StatusNoContent}
 	case http.MethodDelete:
 		obj["traits"] = []any{}
+		s.touch(obj)
 		return Response{Status: http.StatusNoContent}
 	}
 	return ironic405
