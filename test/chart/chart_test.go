@@ -440,30 +440,35 @@ func regexpAll(pattern, s string) []string {
 // measured size (pluginData.<name>.memoBytesPerCR) and a quarter more, at least
 // compilationCache.memoMinMiB, unless compilationCache.memoMaxMiB fixes it; the hook's memory
 // (its GOMEMLIMIT and the pod's limit) counts memoMemoryFactor times that bound. A bound the
-// cache volume cannot hold fails rendering, naming what to raise.
+// cache volume cannot hold fails rendering, naming what to raise. The run replay record's bound
+// (OPENSTACK_SYNC_REPLAY_MAX_MIB) is the room the volume keeps for it.
 func TestTheMemoBoundFollowsTheCRs(t *testing.T) {
 	bin := findHelm(t)
 	const mib = 1 << 20
 	const loadMiB, poolSize, memoryMiB, overheadMiB, factor, hookPer1000, typicalMiB = 160, 2, 32, 128, 10, 11, 64
 	for _, c := range []struct {
-		name     string
-		set      []string
-		crs      int
-		wantMemo int
-		wantErr  string
+		name       string
+		set        []string
+		crs        int
+		wantMemo   int
+		wantReplay int
+		wantErr    string
 	}{
-		{name: "the default CRs get the least bound", crs: 100, wantMemo: 4},
+		{name: "the default CRs get the least bound", crs: 100, wantMemo: 4, wantReplay: 1},
 		{name: "20,000 runbooks of 700 bytes", crs: 20000, set: []string{"pluginData.ironicRunbooks.memoBytesPerCR=700"},
-			wantMemo: (20000*700*5/4 + mib - 1) / mib},
+			wantMemo: (20000*700*5/4 + mib - 1) / mib, wantReplay: (20000*400*5/4 + mib - 1) / mib},
 		{name: "the chart-wide size for a plugin without its own", crs: 20000,
 			set:      []string{"pluginData.ironicRunbooks.memoBytesPerCR=null", "compilationCache.memoBytesPerCR=2000"},
-			wantMemo: (20000*2000*5/4 + mib - 1) / mib},
-		{name: "an explicit bound wins", crs: 20000, set: []string{"compilationCache.memoMaxMiB=6"}, wantMemo: 6},
+			wantMemo: (20000*2000*5/4 + mib - 1) / mib, wantReplay: 10},
+		{name: "an explicit bound wins", crs: 20000, set: []string{"compilationCache.memoMaxMiB=6"}, wantMemo: 6, wantReplay: 10},
 		{name: "an explicit bound the volume cannot hold gets the volume's share", crs: 100,
-			set: []string{"compilationCache.memoMaxMiB=500"}, wantMemo: (256 - 40 - 2*1) / 2},
+			set: []string{"compilationCache.memoMaxMiB=500"}, wantMemo: (256 - 40 - 2*1) / 2, wantReplay: 1},
 		{name: "the volume's share is what the run replay record leaves", crs: 20000,
 			set:      []string{"compilationCache.memoMaxMiB=500", "pluginData.ironicRunbooks.replayBytesPerCR=1000"},
-			wantMemo: (256 - 40 - 2*((20000*1000*5/4+mib-1)/mib)) / 2},
+			wantMemo: (256 - 40 - 2*((20000*1000*5/4+mib-1)/mib)) / 2, wantReplay: (20000*1000*5/4 + mib - 1) / mib},
+		{name: "the run replay record's room is at most the host's 32 MiB", crs: 100000,
+			set:      []string{"compilationCache.memoMaxMiB=6", "pluginData.ironicRunbooks.replayBytesPerCR=1000"},
+			wantMemo: 6, wantReplay: 32},
 		{name: "a bound the volume cannot hold fails", crs: 200000, set: []string{"pluginData.ironicRunbooks.memoBytesPerCR=700"},
 			wantErr: "compilationCache.sizeLimit 256Mi leaves 76 MiB for the convergence memo of each of the 1 enabled plugins " +
 				"(after their compiled code and run replay records), but memory.crs 200000 needs 167 MiB for pluginData.ironicRunbooks " +
@@ -484,6 +489,8 @@ func TestTheMemoBoundFollowsTheCRs(t *testing.T) {
 			}
 			require.NoError(t, err, errOut)
 			assert.Equal(t, []string{strconv.Itoa(c.wantMemo)}, regexpAll(`OPENSTACK_SYNC_MEMO_MAX_MIB=(\d+)`, out))
+			assert.Equal(t, []string{strconv.Itoa(c.wantReplay)}, regexpAll(`OPENSTACK_SYNC_REPLAY_MAX_MIB=(\d+)`, out),
+				"the run replay record's bound is the room the volume keeps for it")
 			crsMiB := (hookPer1000*c.crs + 999) / 1000
 			share := loadMiB + poolSize*(memoryMiB+overheadMiB) + factor*c.wantMemo + crsMiB
 			assert.Equal(t, []string{strconv.Itoa(share)}, regexpAll(`GOMEMLIMIT=(\d+)MiB`, out), "the hook's memory counts the memo")

@@ -78,16 +78,20 @@ never fill the volume and have the pod evicted (docs/operating.md, "What persist
 {{- /* A run replay record (docs/operating.md, "The run replay") holds the reads of the plugin's
 last converged run and the notes it repeats: memory.crs of the plugin's measured bytes per CR
 (pluginData.<name>.replayBytesPerCR, else compilationCache.replayBytesPerCR) and a quarter more,
-at least 1 MiB, at most the 32 MiB past which the host records no run. */ -}}
+at least 1 MiB, at most the 32 MiB past which the host records no run; each hook is given its
+room as OPENSTACK_SYNC_REPLAY_MAX_MIB below. */ -}}
 {{- $replayMiB := 0 -}}
+{{- $replayRoom := dict -}}
 {{- $crs := int ((.Values.memory | default dict).crs | default 0) -}}
 {{- range $name := keys .Values.pluginData -}}
 {{- $pd := get $.Values.pluginData $name | default dict -}}
+{{- $perCR := int ($pd.replayBytesPerCR | default ($cc.replayBytesPerCR | default 1024)) -}}
+{{- $room := min 32 (max 1 (div (add (div (mul $crs $perCR 5) 4) 1048575) 1048576)) -}}
+{{- $_ := set $replayRoom $name $room -}}
 {{- if and $pd.hook (eq (toString (get $.Values.plugins $name)) "true") -}}
 {{- $enabledCount = add1 $enabledCount -}}
 {{- if ($pd.plugin | default dict).source -}}{{- $pulledCount = add1 $pulledCount -}}{{- end -}}
-{{- $perCR := int ($pd.replayBytesPerCR | default ($cc.replayBytesPerCR | default 1024)) -}}
-{{- $replayMiB = add $replayMiB (min 32 (max 1 (div (add (div (mul $crs $perCR 5) 4) 1048575) 1048576))) -}}
+{{- $replayMiB = add $replayMiB $room -}}
 {{- end -}}
 {{- end -}}
 {{- /* The volume each enabled plugin's memo may take (each counted twice), the most any memo gets. */ -}}
@@ -154,6 +158,9 @@ sandbox's bound, hookMiBPer1000CRs for every 1,000 of memory.crs, rounded up (do
 {{- $share := add (int $mem.loadMiB) (mul (int ($limits.poolSize | default 2)) (add (int ($limits.memoryMiB | default 32)) (int $mem.instanceOverheadMiB))) (mul (int $mem.memoMemoryFactor) $memoMiB) $crsMiB -}}
 {{- $exports = append $exports (printf "GOMEMLIMIT=%dMiB" (int $share)) -}}
 {{- $exports = append $exports (printf "OPENSTACK_SYNC_MEMO_MAX_MIB=%d" (int $memoMiB)) -}}
+{{- /* The room kept above for the plugin's run replay record is its bound: a site with more CRs
+than memory.crs loses the replay (the host says so) instead of filling the volume. */ -}}
+{{- $exports = append $exports (printf "OPENSTACK_SYNC_REPLAY_MAX_MIB=%d" (int (get $replayRoom $name))) -}}
 {{- if $enabled -}}
 {{- $memoryLimit = add $memoryLimit $share -}}
 {{- $memoryRequest = add $memoryRequest (int $mem.hookTypicalMiB) $crsMiB -}}

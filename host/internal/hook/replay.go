@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,6 +36,9 @@ const MsgReplayed = "replayed a converged run: every answer unchanged"
 // MsgReplayMissed is the line of a run whose replay found something changed; the full run follows.
 const MsgReplayMissed = "not replaying the last converged run; running the plugin"
 
+// MsgReplayTooLarge is the line of a converged run whose record would pass its bound.
+const MsgReplayTooLarge = "The run is too large to record for a replay; every run of this plugin runs the module until it fits: raise memory.crs to this plugin's CR count (the chart's OPENSTACK_SYNC_REPLAY_MAX_MIB follows it, up to 32 MiB)"
+
 // replayRun is a run that a replay may stand for, or that may be recorded for the next: its key,
 // its CRs' digest and, after an attempt that missed, the sessions it opened.
 type replayRun struct {
@@ -46,6 +50,7 @@ type replayRun struct {
 	crs      [sha256.Size]byte
 	contexts [sha256.Size]byte
 	crCount  int
+	maxBytes int
 	now      func() time.Time
 	// attempted: requests were re-sent (the ahead connect is then not needed); connector and
 	// sessions serve the full run.
@@ -71,12 +76,12 @@ func startReplay(ctx context.Context, deps Deps, f flags, path string, contexts 
 	if deps.Identify == nil || deps.Resume != nil {
 		return nil, 0, false
 	}
-	maxAge, err := replay.Settings(lookupEnv)
+	settings, err := replay.Settings(lookupEnv)
 	if err != nil {
 		root.Warn("the run replay is off: " + err.Error())
 		return nil, 0, false
 	}
-	if maxAge <= 0 {
+	if settings.MaxAge <= 0 {
 		return nil, 0, false
 	}
 	id, err := deps.Identify(ctx, f.plugin, LoadOptions{EnvPrefix: f.envPrefix, LookupEnv: lookupEnv, Logger: root})
@@ -92,7 +97,7 @@ func startReplay(ctx context.Context, deps Deps, f flags, path string, contexts 
 	}
 	// From here on a run that is not replayed removes the record, which then no longer describes
 	// the last run; skip says why this run is not one to record or replay.
-	rr = &replayRun{cache: id.Cache, prefix: meta.EnvPrefix, module: id.Module, meta: meta}
+	rr = &replayRun{cache: id.Cache, prefix: meta.EnvPrefix, module: id.Module, meta: meta, maxBytes: settings.MaxBytes}
 	log := root.With("plugin", meta.Name)
 	cfg, err := hookenv.Load(lookupEnv, meta.EnvPrefix, meta.BindingName)
 	switch {
@@ -148,7 +153,7 @@ func startReplay(ctx context.Context, deps Deps, f flags, path string, contexts 
 		log.Debug(MsgReplayMissed, "reason", "the record cannot be used: "+recErr.Error())
 		return rr, 0, false
 	}
-	if why := replay.Check(rec, rr.key, rr.crs, now(), maxAge); why != "" {
+	if why := replay.Check(rec, rr.key, rr.crs, now(), settings.MaxAge); why != "" {
 		log.Debug(MsgReplayMissed, "reason", why)
 		return rr, 0, false
 	}
@@ -221,7 +226,15 @@ func (rr *replayRun) finish(p plugin.Plugin, meta plugin.Metadata, code int, kub
 	}
 	rec := modulecache.ReplayRecord{Key: rr.key, CRs: rr.crs, Contexts: rr.contexts, At: rr.now().Unix(), CRCount: rr.crCount,
 		Groups: rr.recorder.Groups(), Lines: rr.lines.Recorded()}
-	if err := rr.cache.WriteReplay(rr.prefix, rr.module, rec); err != nil {
+	if err := rr.cache.WriteReplay(rr.prefix, rr.module, rec, rr.maxBytes); err != nil {
+		var tooLarge *modulecache.ReplayTooLargeError
+		if errors.As(err, &tooLarge) {
+			// Every later run of this plugin then runs the module: a site that outgrew the room the
+			// chart keeps for the record (memory.crs) should hear of it, as it does of a full memo.
+			log.Warn(MsgReplayTooLarge, "bytes", tooLarge.Size, "boundMiB", fmt.Sprintf("%.1f", float64(tooLarge.Max)/(1<<20)),
+				"crs", rr.crCount)
+			return
+		}
 		log.Debug("not recording the run for a replay", "reason", err.Error())
 		return
 	}

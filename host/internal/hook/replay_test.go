@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/openstack-sync/openstack-sync/host/internal/modulecache"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin"
 	"github.com/openstack-sync/openstack-sync/host/internal/plugin/plugintest"
+	"github.com/openstack-sync/openstack-sync/host/internal/replay"
 )
 
 // reading is a deterministic plugin double: each reconcile reads its CR's resource, fails when
@@ -319,6 +321,44 @@ func TestARunWhoseMemoMissedIsNotRecorded(t *testing.T) {
 	require.FileExists(t, r.cache.Path(modulecache.Replay, "WIDGET"))
 	_, loaded, _ = r.run(t)
 	assert.False(t, loaded, "the run the memo answered in full is replayed")
+}
+
+// A converged run whose record would pass the bound the chart gives (OPENSTACK_SYNC_REPLAY_MAX_MIB,
+// the room it keeps in the cache volume) is not recorded, the record of an earlier run goes, and
+// the operator is told; within the host's own bound the same run is recorded and then replayed.
+func TestARunPastTheReplaysBoundIsNotRecorded(t *testing.T) {
+	r := newReplayRig(t)
+	_, _, _ = r.run(t)
+	require.FileExists(t, r.cache.Path(modulecache.Replay, "WIDGET"))
+	// 600 CRs, each with a note as long as a log line keeps (2 KB): the record repeats them, past 1 MiB.
+	r.now = r.now.Add(time.Minute)
+	var crs []any
+	for i := range 600 {
+		name := fmt.Sprintf("w%03d", i)
+		crs = append(crs, widget(name))
+		r.cloud.bodies["v2.0/things/"+name] = strings.Repeat("x", 8<<10)
+	}
+	r.h.contexts(syncOf(crs...))
+	r.h.env[replay.MaxMiBEnv] = "1"
+	code, loaded, log := r.run(t)
+	require.Equal(t, 0, code)
+	require.True(t, loaded)
+	assert.NoFileExists(t, r.cache.Path(modulecache.Replay, "WIDGET"))
+	line := lineOf(log, hook.MsgReplayTooLarge)
+	require.NotEmpty(t, line, log)
+	assert.Contains(t, line, "level=WARN")
+	assert.Contains(t, line, "plugin=widgets")
+	assert.Contains(t, line, "boundMiB=1.0")
+	_, loaded, _ = r.run(t)
+	assert.True(t, loaded, "nothing recorded: the plugin runs")
+
+	delete(r.h.env, replay.MaxMiBEnv)
+	_, loaded, log = r.run(t)
+	require.True(t, loaded)
+	assert.NotContains(t, log, hook.MsgReplayTooLarge)
+	require.FileExists(t, r.cache.Path(modulecache.Replay, "WIDGET"))
+	_, loaded, _ = r.run(t)
+	assert.False(t, loaded, "recorded within the host's bound: replayed")
 }
 
 // The warnings a converged run logs (a CR's notes) are repeated by its replay: an operator sees

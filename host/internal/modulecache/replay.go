@@ -3,7 +3,7 @@ package modulecache
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"io/fs"
 )
 
@@ -196,18 +196,28 @@ func (d Dir) ReadReplay(key string, module Digest) (ReplayRecord, error) {
 	return DecodeReplay(body)
 }
 
-// WriteReplay keeps r under key for module; a record past the bound is not written, and the old
-// one goes (it no longer describes the last run).
-func (d Dir) WriteReplay(key string, module Digest, r ReplayRecord) error {
+// WriteReplay keeps r under key for module; a record past maxBytes (MaxReplayBytes when 0 or
+// larger) is not written, and the old one goes (it no longer describes the last run).
+func (d Dir) WriteReplay(key string, module Digest, r ReplayRecord, maxBytes int) error {
 	if d == "" {
 		return nil
 	}
+	if maxBytes <= 0 || maxBytes > MaxReplayBytes {
+		maxBytes = MaxReplayBytes
+	}
 	body := EncodeReplay(r)
-	if len(body) > MaxReplayBytes {
+	if len(body) > maxBytes {
 		d.Forget(Replay, key)
-		return errReplayTooLarge
+		return &ReplayTooLargeError{Size: len(body), Max: maxBytes}
 	}
 	return d.Write(Replay, key, module, body)
 }
 
-var errReplayTooLarge = errors.New("the run is too large to record for a replay")
+// ReplayTooLargeError is a run whose record would pass its bound: it is not recorded.
+type ReplayTooLargeError struct {
+	Size, Max int
+}
+
+func (e *ReplayTooLargeError) Error() string {
+	return fmt.Sprintf("the run's record (%d bytes) is past its bound of %d bytes", e.Size, e.Max)
+}

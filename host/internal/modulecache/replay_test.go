@@ -1,6 +1,7 @@
 package modulecache
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"os"
@@ -33,9 +34,9 @@ func TestTheReplayRecordIsTrustedOnlyWhole(t *testing.T) {
 		write func(d Dir)
 		want  error
 	}{
-		{name: "intact", write: func(d Dir) { require.NoError(t, d.WriteReplay("P", moduleA, sampleReplay())) }},
+		{name: "intact", write: func(d Dir) { require.NoError(t, d.WriteReplay("P", moduleA, sampleReplay(), 0)) }},
 		{name: "missing", write: func(Dir) {}, want: os.ErrNotExist},
-		{name: "another module's", write: func(d Dir) { require.NoError(t, d.WriteReplay("P", moduleB, sampleReplay())) }, want: ErrForeign},
+		{name: "another module's", write: func(d Dir) { require.NoError(t, d.WriteReplay("P", moduleB, sampleReplay(), 0)) }, want: ErrForeign},
 		{name: "another kind under its name", write: func(d Dir) {
 			require.NoError(t, d.Write(Kind{ID: 4, Dir: Replay.Dir, Ext: Replay.Ext, Version: Replay.Version}, "P", moduleA, good))
 		}, want: ErrForeign},
@@ -49,7 +50,7 @@ func TestTheReplayRecordIsTrustedOnlyWhole(t *testing.T) {
 			require.NoError(t, d.Write(Replay, "P", moduleA, b))
 		}, want: ErrDamaged},
 		{name: "a flipped byte", write: func(d Dir) {
-			require.NoError(t, d.WriteReplay("P", moduleA, sampleReplay()))
+			require.NoError(t, d.WriteReplay("P", moduleA, sampleReplay(), 0))
 			b, err := os.ReadFile(d.Path(Replay, "P"))
 			require.NoError(t, err)
 			b[len(b)/2] ^= 1
@@ -72,15 +73,41 @@ func TestTheReplayRecordIsTrustedOnlyWhole(t *testing.T) {
 }
 
 // A run too large to record leaves no record behind: the one on disk described an earlier run.
+// The bound is the caller's when it is below the host's.
 func TestAReplayPastTheBoundIsNotWritten(t *testing.T) {
-	d := Dir(t.TempDir())
-	require.NoError(t, d.WriteReplay("P", moduleA, sampleReplay()))
 	big := sampleReplay()
 	big.Lines = [][]byte{make([]byte, maxReplayField)}
 	for range MaxReplayBytes / maxReplayField {
 		big.Groups[0].Requests = append(big.Groups[0].Requests, ReplayRequest{Request: make([]byte, maxReplayField)})
 	}
-	assert.Error(t, d.WriteReplay("P", moduleA, big))
-	_, err := d.ReadReplay("P", moduleA)
-	assert.ErrorIs(t, err, os.ErrNotExist)
+	small := sampleReplay()
+	size := len(EncodeReplay(small))
+	for name, tc := range map[string]struct {
+		r        ReplayRecord
+		maxBytes int
+		written  bool
+	}{
+		"past the host's bound":                   {r: big, maxBytes: 0},
+		"past the host's bound, asked for more":   {r: big, maxBytes: 64 << 20},
+		"past the caller's bound":                 {r: small, maxBytes: size - 1},
+		"at the caller's bound":                   {r: small, maxBytes: size, written: true},
+		"within the host's bound, none asked for": {r: small, written: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := Dir(t.TempDir())
+			require.NoError(t, d.WriteReplay("P", moduleA, sampleReplay(), 0))
+			err := d.WriteReplay("P", moduleA, tc.r, tc.maxBytes)
+			_, readErr := d.ReadReplay("P", moduleA)
+			if tc.written {
+				require.NoError(t, err)
+				assert.NoError(t, readErr)
+				return
+			}
+			var tooLarge *ReplayTooLargeError
+			require.ErrorAs(t, err, &tooLarge)
+			assert.Equal(t, len(EncodeReplay(tc.r)), tooLarge.Size)
+			assert.Equal(t, min(cmp.Or(tc.maxBytes, MaxReplayBytes), MaxReplayBytes), tooLarge.Max)
+			assert.ErrorIs(t, readErr, os.ErrNotExist)
+		})
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,30 +46,52 @@ const Env = "OPENSTACK_SYNC_REPLAY"
 // must not match another's records.
 const keyFormat = "openstack-sync replay v1"
 
-// Settings reads the operator's switches: the oldest record that may stand for a run, 0 when
-// the replay is off.
-func Settings(lookup func(string) (string, bool)) (time.Duration, error) {
+// MaxMiBEnv bounds the record, in MiB (1 to modulecache.MaxReplayBytes' 32): the chart sets it to
+// the room it keeps for the record in the cache volume, so a site with more CRs than memory.crs
+// declares cannot fill the volume and have the pod evicted; a run past it is not recorded.
+const MaxMiBEnv = "OPENSTACK_SYNC_REPLAY_MAX_MIB"
+
+// Config is the operator's switches.
+type Config struct {
+	// MaxAge is the oldest record that may stand for a run; 0 when the replay is off.
+	MaxAge time.Duration
+	// MaxBytes is the largest record this run may write.
+	MaxBytes int
+}
+
+// Settings reads the operator's switches.
+func Settings(lookup func(string) (string, bool)) (Config, error) {
+	c := Config{MaxBytes: modulecache.MaxReplayBytes}
+	if v, ok := lookup(MaxMiBEnv); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > modulecache.MaxReplayBytes>>20 {
+			return Config{}, fmt.Errorf("%s must be a whole number of MiB from 1 to %d, got %q", MaxMiBEnv, modulecache.MaxReplayBytes>>20, v)
+		}
+		c.MaxBytes = n << 20
+	}
 	if v, ok := lookup(Env); ok {
 		switch strings.TrimSpace(v) {
 		case "on", "":
 		case "off":
-			return 0, nil
+			return c, nil
 		default:
-			return 0, fmt.Errorf("%s must be on or off, got %q", Env, v)
+			return Config{}, fmt.Errorf("%s must be on or off, got %q", Env, v)
 		}
 	}
 	v, ok := lookup(memo.MaxAgeEnv)
 	if !ok {
-		return memo.DefaultMaxAge, nil
+		c.MaxAge = memo.DefaultMaxAge
+		return c, nil
 	}
 	if t := strings.TrimSpace(v); t == "0" {
-		return 0, nil
+		return c, nil
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(v))
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s must be a positive duration such as 24h, or 0 to turn the memo off, got %q", memo.MaxAgeEnv, v)
+		return Config{}, fmt.Errorf("%s must be a positive duration such as 24h, or 0 to turn the memo off, got %q", memo.MaxAgeEnv, v)
 	}
-	return d, nil
+	c.MaxAge = d
+	return c, nil
 }
 
 // Identity is what a run's outcome depends on besides its CRs and the answers it gets.

@@ -462,20 +462,26 @@ func TestARecordStandsOnlyForTheSameRunWithinItsAge(t *testing.T) {
 	}
 }
 
-// The replay's switches: on by default, off by its own variable or the memo's.
+// The replay's switches: on by default, off by its own variable or the memo's; the record's
+// bound the host's 32 MiB unless the chart gives a smaller one.
 func TestTheReplayIsOnUnlessTurnedOff(t *testing.T) {
 	for name, tc := range map[string]struct {
 		env  map[string]string
-		want time.Duration
+		want Config
 		err  string
 	}{
-		"default":          {want: 24 * time.Hour},
-		"on":               {env: map[string]string{Env: "on"}, want: 24 * time.Hour},
-		"off":              {env: map[string]string{Env: "off"}},
-		"the memo's age":   {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "1h"}, want: time.Hour},
-		"the memo off":     {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "0"}},
+		"default":          {want: Config{MaxAge: 24 * time.Hour, MaxBytes: 32 << 20}},
+		"on":               {env: map[string]string{Env: "on"}, want: Config{MaxAge: 24 * time.Hour, MaxBytes: 32 << 20}},
+		"off":              {env: map[string]string{Env: "off"}, want: Config{MaxBytes: 32 << 20}},
+		"the memo's age":   {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "1h"}, want: Config{MaxAge: time.Hour, MaxBytes: 32 << 20}},
+		"the memo off":     {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "0"}, want: Config{MaxBytes: 32 << 20}},
+		"a bound":          {env: map[string]string{MaxMiBEnv: " 3 "}, want: Config{MaxAge: 24 * time.Hour, MaxBytes: 3 << 20}},
+		"the largest":      {env: map[string]string{MaxMiBEnv: "32"}, want: Config{MaxAge: 24 * time.Hour, MaxBytes: 32 << 20}},
 		"a value not read": {env: map[string]string{Env: "yes"}, err: "OPENSTACK_SYNC_REPLAY must be on or off"},
 		"a bad memo's age": {env: map[string]string{"OPENSTACK_SYNC_MEMO_MAX_AGE": "-1h"}, err: "OPENSTACK_SYNC_MEMO_MAX_AGE must be a positive duration"},
+		"no bound":         {env: map[string]string{MaxMiBEnv: "0"}, err: "OPENSTACK_SYNC_REPLAY_MAX_MIB must be a whole number of MiB from 1 to 32, got \"0\""},
+		"past the host's":  {env: map[string]string{MaxMiBEnv: "33"}, err: "OPENSTACK_SYNC_REPLAY_MAX_MIB must be a whole number of MiB from 1 to 32"},
+		"not a number":     {env: map[string]string{MaxMiBEnv: "4Mi"}, err: "OPENSTACK_SYNC_REPLAY_MAX_MIB must be a whole number of MiB from 1 to 32, got \"4Mi\""},
 	} {
 		got, err := Settings(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
 		if tc.err != "" {
